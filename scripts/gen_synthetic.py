@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Generate a synthetic LIBSVM file, deterministically from a seed.
+
+Default size is about 700 MB: 1,000,000 rows, 200,000 features and about 60
+nonzeros per row (Poisson distributed, at least 1). Feature indices are
+uniform and sorted within a row; values are written with six decimals
+(``0.123456``). Labels are ``+1``/``-1`` from a hidden linear model (standard
+normal weights, threshold at the median-free value 0) with a fraction of the
+labels flipped (``--noise``, default 5%), so the problem is learnable and can
+serve solver benchmarks as well as reader benchmarks.
+
+The same (rows, features, nnz_per_row, seed, noise) always give the same
+bytes. The text is assembled with vectorised NumPy, block by block (no Python
+loop per row), and written to ``PATH.tmp`` first, then renamed, so a file
+that exists is complete.
+
+Other scripts import :func:`generate`.
+"""
+import argparse
+import lzma
+import os
+import sys
+import time
+
+import numpy as np
+
+BLOCK_ROWS = 50_000
+PAD = 0xFF  # never appears in the output text; removed before writing
+
+
+def _ndigits(x):
+    return len(str(int(x)))
+
+
+def _block_text(rng, w, rows, features, nnz_per_row, noise):
+    """The bytes (uint8 array) of one block of ``rows`` rows."""
+    k = np.maximum(rng.poisson(nnz_per_row, size=rows), 1)
+    row_of = np.repeat(np.arange(rows, dtype=np.int64), k)
+    idx = rng.integers(0, features, size=row_of.shape[0], dtype=np.int64)
+    key = row_of * features + idx
+    key.sort()
+    keep = np.ones(key.shape[0], bool)
+    keep[1:] = key[1:] != key[:-1]
+    key = key[keep]
+    row_of = key // features
+    idx = key - row_of * features            # 0-based, sorted and unique per row
+    nnz = idx.shape[0]
+    counts = np.bincount(row_of, minlength=rows)
+    val = rng.integers(1, 1_000_000, size=nnz)  # value = val / 1e6, six decimals
+
+    margin = np.bincount(row_of, weights=(val * 1e-6) * w[idx], minlength=rows)
+    # centre: E[value] = 0.5, so subtract 0.5 * sum of the row's weights
+    margin -= np.bincount(row_of, weights=0.5 * w[idx], minlength=rows)
+    positive = margin > 0
+    flip = rng.random(rows) < noise
+    positive ^= flip
+
+    # Every row becomes cells of fixed width W (padded with PAD): a label
+    # cell, one cell per feature " IDX:0.DDDDDD" and a newline cell.
+    nd = _ndigits(features)
+    W = 1 + nd + 1 + 8
+    ncells = 2 * rows + nnz
+    M = np.full((ncells, W), PAD, np.uint8)
+    first = np.zeros(rows, np.int64)
+    first[1:] = np.cumsum(counts + 2)[:-1]   # label cell of each row
+    M[first, 0] = np.where(positive, ord("+"), ord("-"))
+    M[first, 1] = ord("1")
+    M[first + counts + 1, 0] = ord("\n")
+
+    T = np.full((nnz, W), PAD, np.uint8)
+    T[:, 0] = ord(" ")
+    one_based = idx + 1
+    for d in range(nd):
+        p = 10 ** (nd - 1 - d)
+        digit = (one_based // p) % 10
+        col = (48 + digit).astype(np.uint8)
+        if d < nd - 1:
+            col[one_based < p] = PAD           # no leading zeros
+        T[:, 1 + d] = col
+    T[:, 1 + nd] = ord(":")
+    T[:, 2 + nd] = ord("0")
+    T[:, 3 + nd] = ord(".")
+    for d in range(6):
+        p = 10 ** (5 - d)
+        T[:, 4 + nd + d] = 48 + (val // p) % 10
+    # feature cells sit after their row's label cell
+    pos_in_row = np.arange(nnz, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    M[np.repeat(first + 1, counts) + pos_in_row] = T
+    flat = M.ravel()
+    return flat[flat != PAD]
+
+
+def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
+             noise=0.05, compress=None, verbose=False):
+    """Write the synthetic file to ``path``; return its size in bytes.
+
+    ``compress`` is None or "xz" (xz compression is slow: a few MB/s).
+    """
+    path = os.fspath(path)
+    root = np.random.default_rng(np.random.SeedSequence([seed, 0]))
+    w = root.standard_normal(features)
+    tmp = path + ".tmp"
+    opener = (lambda p: lzma.open(p, "wb", preset=1)) if compress == "xz" else (lambda p: open(p, "wb"))
+    t0 = time.perf_counter()
+    with opener(tmp) as f:
+        done = 0
+        b = 0
+        while done < rows:
+            n = min(BLOCK_ROWS, rows - done)
+            rng = np.random.default_rng(np.random.SeedSequence([seed, 1, b]))
+            text = _block_text(rng, w, n, features, nnz_per_row, noise)
+            f.write(memoryview(text))
+            done += n
+            b += 1
+            if verbose:
+                print(f"\r{done}/{rows} rows, {time.perf_counter() - t0:.1f} s",
+                      end="", file=sys.stderr, flush=True)
+    if verbose:
+        print(file=sys.stderr)
+    os.replace(tmp, path)
+    return os.path.getsize(path)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--features", type=int, default=200_000)
+    ap.add_argument("--nnz-per-row", type=float, default=60)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--noise", type=float, default=0.05, help="fraction of flipped labels")
+    ap.add_argument("--compress", choices=["xz"], default=None)
+    ap.add_argument("--output", "-o", required=True)
+    a = ap.parse_args(argv)
+    if a.features < 1 or a.features > 2**31 - 1:
+        ap.error("--features must be in 1..2147483647")
+    t0 = time.perf_counter()
+    size = generate(a.output, a.rows, a.features, a.nnz_per_row, a.seed, a.noise,
+                    a.compress, verbose=True)
+    print(f"wrote {a.output}: {size / 1e6:.1f} MB in {time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""svmtrain: fast large-scale SVM training from LIBSVM/SVMlight files.
+
+Public API (imported lazily so that ``import svmtrain`` stays cheap)::
+
+    model = svmtrain.train("data/a9a.xz", solver="pegasos", lam=1e-4)
+    labels = svmtrain.predict("data/a9a.t.xz", model)
+    svmtrain.save_model(model, "a9a.model"); svmtrain.load_model("a9a.model")
+    X = svmtrain.read_libsvm("data/a9a.xz")      # a Chunk of CSR arrays
+"""
+__version__ = "0.1.0"
+__all__ = ["train", "predict", "read_libsvm", "iter_chunks", "load_model", "save_model", "TrainParams"]
+
+
+def train(data, params=None, **options):
+    """Train on ``data`` (a path or a Chunk); ``options`` are TrainParams fields.
+
+    Returns a LinearModel that predicts the original labels.
+    """
+    from .params import TrainParams
+    from .training import train as _train
+    if params is None:
+        params = TrainParams(**options)
+    elif options:
+        raise TypeError("give either params or keyword options, not both")
+    return _train(data, params)
+
+
+def predict(data, model):
+    """Predicted labels (float64 array) of ``data`` (a path or a Chunk)."""
+    from .predict import predict as _predict
+    return _predict(data, model)
+
+
+def __getattr__(name):
+    if name in ("read_libsvm", "iter_chunks"):
+        from .io import reader
+        return getattr(reader, name)
+    if name in ("load_model", "save_model"):
+        from .io import model_io
+        return getattr(model_io, name)
+    if name == "TrainParams":
+        from .params import TrainParams
+        return TrainParams
+    raise AttributeError(f"module 'svmtrain' has no attribute {name!r}")

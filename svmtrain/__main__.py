@@ -1,0 +1,3 @@
+from .cli.train import main
+
+main()

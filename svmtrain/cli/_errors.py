@@ -1,0 +1,32 @@
+"""One place that turns library exceptions into one-line messages and exit codes.
+
+Exit codes: 2 for bad input, bad model files and bad parameters (as click's
+usage errors), 1 for failures of the system (a file that cannot be
+written), 130 after Ctrl-C. Never a traceback.
+"""
+import contextlib
+import sys
+
+import click
+
+from ..errors import SvmtrainError
+
+
+@contextlib.contextmanager
+def handle_errors(prog):
+    try:
+        yield
+    except SvmtrainError as e:
+        _die(prog, str(e), 2)
+    except KeyboardInterrupt:
+        _die(prog, "interrupted; no files were written", 130)
+    except MemoryError:
+        _die(prog, "out of memory (try a smaller --chunk-size, or fewer rows)", 1)
+    except OSError as e:
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _die(prog, f"{where}{e.strerror or e}", 1)
+
+
+def _die(prog, message, code):
+    click.echo(f"{prog}: {message}", err=True)
+    sys.exit(code)

@@ -1,0 +1,38 @@
+"""tqdm progress bars on stderr, shown only to a person at a terminal."""
+import sys
+
+
+class Progress:
+    """A bar that is a no-op unless enabled (stderr is a tty and not -q)."""
+
+    def __init__(self, enabled, desc, total=None, unit="it", unit_scale=False):
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale,
+                            file=sys.stderr, leave=False, dynamic_ncols=True)
+
+    def advance(self, n):
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def set_to(self, done, total):
+        if self.bar is not None:
+            self.bar.total = total
+            self.bar.n = done
+            self.bar.refresh()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def bars_wanted(quiet):
+    return not quiet and sys.stderr.isatty()

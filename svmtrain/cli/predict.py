@@ -1,0 +1,60 @@
+"""svm-predict: stream a data file through a model; write one label per line."""
+import contextlib
+import os
+import sys
+
+import click
+
+from ..errors import ParameterError
+from ._errors import handle_errors
+
+HELP = """Predict TEST_FILE (LIBSVM/SVMlight text; .gz/.bz2/.xz; - for standard
+input) with MODEL_FILE (svmtrain or LIBLINEAR format) and write one
+predicted label per line to OUTPUT_FILE (- for standard output)."""
+
+
+@click.command(help=HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("-d", "--decision-values", is_flag=True,
+              help="Follow each label with the decision values, in the model's label order.")
+@click.option("--chunk-size", type=int, default=None, help="Rows per chunk when reading.")
+@click.option("-q", "quiet", is_flag=True, help="Quiet: do not print the accuracy.")
+@click.argument("test_file")
+@click.argument("model_file")
+@click.argument("output_file")
+def main(test_file, model_file, output_file, decision_values, chunk_size, quiet):
+    with handle_errors("svm-predict"):
+        _run(test_file, model_file, output_file, decision_values, chunk_size, quiet)
+
+
+def _run(test_file, model_file, output_file, decision_values, chunk_size, quiet):
+    from ..io.atomic import atomic_write
+    from ..io.model_io import load_model
+    from ..io.reader import iter_chunks
+    from ..predict import predict_stream
+
+    if chunk_size is not None and chunk_size <= 0:
+        raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
+    for other in (test_file, model_file):
+        if output_file != "-" and other != "-" and _same_file(output_file, other):
+            raise ParameterError(f"OUTPUT_FILE {output_file} is the same file as {other}; refusing to overwrite it")
+    model = load_model(model_file)
+    chunks = iter_chunks(test_file, chunk_rows=chunk_size)
+    if output_file == "-":
+        out = contextlib.nullcontext(sys.stdout)
+    else:
+        out = atomic_write(output_file)
+    with out as f:
+        summary = predict_stream(chunks, model, f, decision_values=decision_values)
+    if not quiet:
+        click.echo(summary.line(), err=(output_file == "-"))
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+if __name__ == "__main__":
+    main()

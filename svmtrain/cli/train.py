@@ -1,0 +1,118 @@
+"""svm-train: read a LIBSVM/SVMlight file, train, write a model."""
+import os
+import sys
+
+import click
+
+from ..errors import ParameterError
+from ..solvers import SOLVERS
+from ._errors import handle_errors
+from ._progress import Progress, bars_wanted
+
+HELP = """Train an SVM on TRAIN_FILE (LIBSVM/SVMlight text; .gz/.bz2/.xz; - for
+standard input) and write MODEL_FILE (default: TRAIN_FILE's base name +
+'.model' in the current directory, as LIBLINEAR)."""
+
+
+@click.command(help=HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("-s", "solver", default="pegasos", show_default=True, metavar="SOLVER",
+              help=f"Solver: {', '.join(SOLVERS)}.")
+@click.option("-c", "C", type=float, help="Cost C (lambda = 1/(n C)). Default C = 1 when neither -c nor -l.")
+@click.option("-l", "lam", type=float, help="Regularisation lambda (instead of -c).")
+@click.option("-B", "bias", type=float, default=-1.0, show_default=True,
+              help="Add a constant feature of this value (regularised bias, LIBLINEAR's -B); < 0: none.")
+@click.option("-R", "unreg_bias", is_flag=True, help="Learn an unregularised bias (pegasos).")
+@click.option("-e", "eps", type=float, help="Stopping tolerance (solver default: pegasos none, dcd 0.1, ocas 0.01).")
+@click.option("-T", "--epochs", type=int, help="Passes over the data (pegasos default 30).")
+@click.option("-k", "batch_size", type=int, default=1, show_default=True, help="Mini-batch size (pegasos).")
+@click.option("--average/--no-average", default=None,
+              help="Average the iterates of the last half of the run (pegasos; default on).")
+@click.option("--loss", type=click.Choice(["hinge", "squared-hinge"]), default="hinge", show_default=True,
+              help="Loss (dcd).")
+@click.option("-w", "class_weights", type=(float, float), multiple=True, metavar="LABEL WEIGHT",
+              help="Multiply C of class LABEL by WEIGHT (dcd; LIBLINEAR's -wi). Repeatable.")
+@click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")
+@click.option("--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000).")
+@click.option("--threads", type=int, help="Threads for parallel passes (ocas; default all cores).")
+@click.option("--max-time", type=float, help="Time limit in seconds (ocas).")
+@click.option("--cut-buffer", type=int, default=2000, show_default=True, help="Cutting planes kept (ocas).")
+@click.option("--ocas-method", type=click.Choice(["ocas", "cp"]), default="ocas", show_default=True,
+              help="ocas, or the plain cutting-plane method cp (ocas).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of every random choice.")
+@click.option("--chunk-size", type=int, default=None, help="Rows per chunk when reading (memory vs. speed).")
+@click.option("--model-format", type=click.Choice(["svmtrain", "liblinear"]), default="svmtrain",
+              show_default=True, help="Write the model in svmtrain's format or as a LIBLINEAR model file.")
+@click.option("--record-time", is_flag=True,
+              help="Record the training time in the model header (the file then differs between runs).")
+@click.option("-q", "quiet", is_flag=True, help="Quiet: no progress bars, no summary.")
+@click.argument("train_file")
+@click.argument("model_file", required=False)
+def main(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, class_weights, **options):
+    with handle_errors("svm-train"):
+        _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, class_weights, options)
+
+
+def _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, class_weights, options):
+    from ..io.reader import read_libsvm
+    from ..params import TrainParams, check_params
+
+    params = check_params(TrainParams(class_weights=dict(class_weights), **options))
+    if chunk_size is not None and chunk_size <= 0:
+        raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
+    if model_file is None and folds is None:
+        if train_file == "-":
+            raise ParameterError("give MODEL_FILE when TRAIN_FILE is standard input")
+        model_file = os.path.basename(train_file.rstrip("/")) + ".model"
+    show = bars_wanted(quiet)
+    echo = (lambda s: None) if quiet else click.echo
+
+    total = _size_of(train_file)
+    with Progress(show, "reading", total=total, unit="B", unit_scale=True) as bar:
+        data = read_libsvm(train_file, chunk_rows=chunk_size, progress=bar.advance)
+
+    if folds is not None:
+        from ..training import cross_validate
+        acc = cross_validate(data, params, folds)
+        click.echo("Cross Validation Accuracy = %g%%" % (100.0 * acc))
+        return
+
+    from ..training import train
+    with Progress(show, f"training ({params.solver})") as bar:
+        model = train(data, params, progress=bar.set_to, log=echo)
+    _summary(model, data, params, echo)
+    if record_time:
+        model.header.append(("train_time", round(model.train_time, 6)))
+
+    if model_format == "liblinear":
+        from ..io.liblinear_format import write_liblinear_model
+        write_liblinear_model(model, model_file)
+    else:
+        from ..io.model_io import save_model
+        save_model(model, model_file)
+
+
+def _size_of(path):
+    if path == "-":
+        return None
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
+def _summary(model, data, params, echo):
+    header = dict(model.header)
+    echo(f"{params.solver}: {data.n_rows} examples, {model.n_features} features, "
+         f"{len(model.labels)} classes, lambda = {header['lambda_used']:.6g} (C = {header['C_used']:.6g})")
+    for label, r in zip(model.labels if model.n_models > 1 else model.labels[:1], model.fit_results):
+        prefix = f"class {label:g}: " if model.n_models > 1 else ""
+        extra = f", nSV = {r.info['n_sv']}" if "n_sv" in r.info else ""
+        echo(f"{prefix}optimization finished, #iter = {r.n_iter}{extra}")
+        echo(f"{prefix}Objective value = {r.objective:.10g}")
+        if not r.converged:
+            echo(f"{prefix}WARNING: the solver stopped before reaching its tolerance")
+    echo(f"Training time = {model.train_time:.3f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+"""LIBLINEAR model files: read them as LinearModel, write LinearModel as them.
+
+The format (LIBLINEAR's ``save_model``) is a few ``key value`` lines, then
+``w`` and one line per weight row::
+
+    solver_type L2R_L1LOSS_SVC_DUAL
+    nr_class 2
+    label 1 -1
+    nr_feature 123
+    bias -1
+    w
+    -0.83348875753096863
+    ...
+
+There are ``nr_feature`` rows, plus one for the bias feature when
+``bias >= 0``, each with ``nr_w`` numbers: ``nr_w = 1`` for two classes
+(the column scores ``label[0]``: decision > 0 predicts ``label[0]``), except
+MCSVM_CS, which always has ``nr_class`` columns (argmax). With more than two
+classes there are ``nr_class`` one-vs-rest columns (argmax, first wins on a
+tie). Labels are integers. One-class models add a ``rho`` line.
+
+Interop rules implemented here:
+
+* Reading: every classification solver_type is accepted; regression and
+  one-class types raise ModelFormatError. A two-class MCSVM_CS model is
+  turned into one column ``w[:,1] - w[:,0]`` with the label order swapped,
+  so that decision > 0 gives the second label and a tie (0) the first,
+  exactly as LIBLINEAR's argmax does. A one-class-label model
+  (``nr_class 1``, which LIBLINEAR writes when the training data has one
+  label) always predicts that label; it is read as a binary model whose
+  two labels are equal.
+* Writing: the LinearModel's columns are written as they are; solver_type
+  is kept when the model was read from a LIBLINEAR file (and is not
+  MCSVM_CS), else L2R_L2LOSS_SVC_DUAL for a squared-hinge model (header
+  ``loss``) and L2R_L1LOSS_SVC_DUAL otherwise (the type only matters to
+  LIBLINEAR for MCSVM_CS layout and -b 1 of logistic models). An
+  unregularised bias ``b`` (-R) is folded into LIBLINEAR's bias feature:
+  without -B the file gets ``bias 1`` and a last row equal to ``b``; with
+  ``-B B > 0`` the last row becomes ``w_last + b / B``; with ``-B 0`` the
+  bias value becomes 1 and the last row ``b``. Numbers are written with
+  ``repr`` (shortest round-trip form, which LIBLINEAR's ``%lf`` reads back
+  exactly).
+"""
+import math
+import os
+import re
+
+import numpy as np
+
+from ..errors import ModelFormatError, ParameterError
+from ..model import LinearModel
+from .atomic import atomic_write
+
+CLASSIFICATION_TYPES = (
+    "L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL",
+    "MCSVM_CS", "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL",
+)
+UNSUPPORTED_TYPES = (
+    "L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL", "ONECLASS_SVM",
+)
+HEADER_KEY = "liblinear_solver_type"
+
+_INT = re.compile(r"[+-]?\d+\Z")
+# what C's strtod accepts for a finite decimal number (no '_', no hex, no inf/nan)
+_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+
+
+def is_liblinear_model(path):
+    """True when the file's first line is ``solver_type NAME`` (LIBLINEAR's format)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return False
+    parts = first.split()
+    return len(parts) == 2 and parts[0] == b"solver_type"
+
+
+def _parse_float(tok, path, line, what):
+    if not _FLOAT.match(tok):
+        raise ModelFormatError(path, line, f"bad number '{tok}' in {what}")
+    return float(tok)
+
+
+def _parse_int(tok, path, line, what):
+    if not _INT.match(tok):
+        raise ModelFormatError(path, line, f"bad integer '{tok}' in {what}")
+    return int(tok)
+
+
+def read_liblinear_model(path):
+    """Read a LIBLINEAR classification model file as a LinearModel."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    head = {}
+    w_line = None
+    for k, raw in enumerate(lines):
+        lineno = k + 1
+        try:
+            text = raw.decode("ascii").strip()
+        except UnicodeDecodeError:
+            raise ModelFormatError(path, lineno, "not a text line (non-ASCII bytes)") from None
+        if not text:
+            continue
+        toks = text.split()
+        key, args = toks[0], toks[1:]
+        if key == "w":
+            if args:
+                raise ModelFormatError(path, lineno, "unexpected text after 'w'")
+            w_line = lineno
+            break
+        if key in head:
+            raise ModelFormatError(path, lineno, f"duplicate key '{key}'")
+        if k == 0 and key != "solver_type":
+            raise ModelFormatError(path, lineno, "not a LIBLINEAR model file (expected 'solver_type' first)")
+        if key == "solver_type":
+            if len(args) != 1:
+                raise ModelFormatError(path, lineno, "solver_type takes one name")
+            st = args[0]
+            if st in UNSUPPORTED_TYPES:
+                raise ModelFormatError(path, None, f"LIBLINEAR solver_type {st} (regression/one-class) is not supported")
+            if st not in CLASSIFICATION_TYPES:
+                raise ModelFormatError(path, lineno, f"unknown solver_type '{st}'")
+            head[key] = (st, lineno)
+        elif key in ("nr_class", "nr_feature"):
+            if len(args) != 1:
+                raise ModelFormatError(path, lineno, f"{key} takes one integer")
+            v = _parse_int(args[0], path, lineno, key)
+            if v < (1 if key == "nr_class" else 0):
+                raise ModelFormatError(path, lineno, f"{key} out of range ({v})")
+            head[key] = (v, lineno)
+        elif key == "label":
+            head[key] = ([_parse_int(a, path, lineno, "label") for a in args], lineno)
+        elif key in ("bias", "rho"):
+            if len(args) != 1:
+                raise ModelFormatError(path, lineno, f"{key} takes one number")
+            head[key] = (_parse_float(args[0], path, lineno, key), lineno)
+        else:
+            raise ModelFormatError(path, lineno, f"unknown key '{key}' in model header")
+    if w_line is None:
+        raise ModelFormatError(path, len(lines), "truncated: no 'w' line")
+    for key in ("solver_type", "nr_class", "label", "nr_feature", "bias"):
+        if key not in head:
+            raise ModelFormatError(path, w_line, f"missing '{key}' before 'w'")
+    st = head["solver_type"][0]
+    nr_class, nr_feature = head["nr_class"][0], head["nr_feature"][0]
+    labels, label_line = head["label"]
+    bias = head["bias"][0]
+    if len(labels) != nr_class:
+        raise ModelFormatError(path, label_line, f"{len(labels)} labels for nr_class {nr_class}")
+    if len(set(labels)) != len(labels):
+        raise ModelFormatError(path, label_line, "repeated label")
+    nr_w = 1 if (nr_class == 2 and st != "MCSVM_CS") else nr_class
+    w_size = nr_feature + (1 if bias >= 0 else 0)
+    W = _parse_w(path, lines, w_line, w_size, nr_w)
+
+    labels = np.asarray(labels, np.float64)
+    if st == "MCSVM_CS" and nr_class == 2:
+        # argmax of (w0.x, w1.x), label[0] on a tie  ==  (w1 - w0).x > 0 -> label[1]
+        W = (W[:, 1] - W[:, 0]).reshape(-1, 1)
+        labels = labels[::-1].copy()
+    elif nr_class == 1:
+        labels = np.array([labels[0], labels[0]], np.float64)
+    header = [(HEADER_KEY, st), ("source", "liblinear")]
+    return LinearModel(labels=labels, W=W, n_features=nr_feature, bias=bias,
+                       solver="liblinear:" + st, header=header)
+
+
+def _parse_w(path, lines, w_line, w_size, nr_w):
+    """The float64[w_size, nr_w] block after line ``w_line`` (1-based)."""
+    body = lines[w_line:]
+    while body and not body[-1].strip():
+        body.pop()
+    # the fast path: every row has nr_w plain numbers
+    ok = len(body) == w_size
+    if ok:
+        counts = np.fromiter((len(r.split()) for r in body), np.int64, len(body))
+        ok = bool(np.all(counts == nr_w))
+    if ok:
+        joined = b" ".join(body)
+        ok = not joined.translate(None, b"0123456789+-.eE \t\r")   # only number characters
+    if ok:
+        try:
+            W = np.array(joined.split(), dtype=np.float64).reshape(w_size, nr_w)
+            ok = bool(np.all(np.isfinite(W)))
+        except ValueError:
+            ok = False
+    if ok:
+        return W
+    # the slow path: find the first bad line for the message
+    W = np.empty((w_size, nr_w), np.float64)
+    for r, raw in enumerate(body):
+        lineno = w_line + 1 + r
+        if r >= w_size:
+            raise ModelFormatError(path, lineno, f"extra data after the {w_size} rows of w")
+        try:
+            toks = raw.decode("ascii").split()
+        except UnicodeDecodeError:
+            raise ModelFormatError(path, lineno, "not a text line (non-ASCII bytes)") from None
+        if len(toks) != nr_w:
+            raise ModelFormatError(path, lineno, f"w row has {len(toks)} numbers, expected {nr_w}")
+        for c, tok in enumerate(toks):
+            v = _parse_float(tok, path, lineno, "w")
+            if not math.isfinite(v):
+                raise ModelFormatError(path, lineno, f"non-finite weight '{tok}'")
+            W[r, c] = v
+    if len(body) < w_size:
+        raise ModelFormatError(path, w_line + len(body) + 1,
+                               f"truncated: w has {len(body)} rows, expected {w_size}")
+    return W
+
+
+def _fmt(x):
+    x = float(x)
+    if x == 0.0:
+        return "0"
+    return repr(x)
+
+
+def write_liblinear_model(model, path):
+    """Write a LinearModel (binary or one-vs-rest) as a LIBLINEAR model file."""
+    labels = np.asarray(model.labels, np.float64)
+    int_labels = []
+    for v in labels:
+        if not (math.isfinite(v) and v == int(v) and abs(v) < 2**31):
+            raise ParameterError(f"LIBLINEAR model files hold integer labels only; cannot write label {v!r}")
+        int_labels.append(int(v))
+    W = np.asarray(model.W, np.float64)
+    d = int(model.n_features)
+    m = W.shape[1]
+    has_bias = model.bias >= 0
+    if W.shape[0] != d + (1 if has_bias else 0):
+        raise ParameterError(f"model W has {W.shape[0]} rows for {d} features (bias {model.bias})")
+    b = np.zeros(m) if model.b is None else np.asarray(model.b, np.float64)
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(b))):
+        raise ParameterError("cannot write a model with non-finite weights")
+    k = len(int_labels)
+    if m == 2 and k == 2:
+        # an argmax pair (first wins a tie): one column scoring label[1], labels swapped
+        W = (W[:, 1] - W[:, 0]).reshape(-1, 1)
+        b = np.array([b[1] - b[0]])
+        int_labels = int_labels[::-1]
+        m = 1
+    if len(set(int_labels)) == 1 and k == 2 and m == 1:
+        # a model whose two labels are equal predicts that label: LIBLINEAR's nr_class 1
+        int_labels = int_labels[:1]
+        k = 1
+    if not ((m == 1 and k in (1, 2)) or (m == k and k >= 3)):
+        raise ParameterError(f"cannot write a model with {k} labels and {m} weight columns")
+
+    bias = float(model.bias)
+    if np.any(b != 0.0):
+        if not has_bias:
+            W = np.vstack([W, b.reshape(1, -1)])
+            bias = 1.0
+        elif bias > 0:
+            W = W.copy()
+            W[-1] += b / bias
+        else:
+            W = W.copy()
+            W[-1] = b
+            bias = 1.0
+    elif not has_bias:
+        bias = -1.0
+
+    header = dict(model.header or [])
+    st = header.get(HEADER_KEY)
+    if st not in CLASSIFICATION_TYPES or st == "MCSVM_CS":
+        st = "L2R_L2LOSS_SVC_DUAL" if header.get("loss") == "squared-hinge" else "L2R_L1LOSS_SVC_DUAL"
+
+    with atomic_write(path) as f:
+        f.write(f"solver_type {st}\n")
+        f.write(f"nr_class {k}\n")
+        f.write("label " + " ".join(str(v) for v in int_labels) + "\n")
+        f.write(f"nr_feature {d}\n")
+        f.write(f"bias {_fmt(bias)}\n")
+        f.write("w\n")
+        rows = [" ".join(_fmt(x) for x in row) + " \n" for row in W.tolist()]
+        f.write("".join(rows))

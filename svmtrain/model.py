@@ -1,0 +1,74 @@
+"""Trained linear models and their decision function.
+
+A :class:`LinearModel` holds ``m`` weight columns: ``m = 1`` for a binary
+problem (the column scores ``labels[0]`` against ``labels[1]``, as in
+LIBLINEAR) and ``m = k`` for a k-class one-vs-rest problem.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, prange
+
+
+@dataclass
+class LinearModel:
+    labels: np.ndarray          # float64[k], in LIBLINEAR's label order
+    W: np.ndarray               # float64[n_features (+1 if bias >= 0), m], C-order
+    n_features: int
+    bias: float = -1.0          # the -B constant-feature value; < 0 means none
+    b: np.ndarray = None        # float64[m], unregularised (-R) bias, zeros otherwise
+    solver: str = ""
+    header: list = field(default_factory=list)   # (key, value) pairs: parameters, objective, time...
+
+    def __post_init__(self):
+        self.labels = np.asarray(self.labels, np.float64)
+        self.W = np.ascontiguousarray(self.W, np.float64)
+        if self.W.ndim == 1:
+            self.W = self.W.reshape(-1, 1)
+        if self.b is None:
+            self.b = np.zeros(self.W.shape[1], np.float64)
+        self.b = np.asarray(self.b, np.float64)
+
+    @property
+    def n_models(self):
+        return self.W.shape[1]
+
+    def decision_function(self, chunk):
+        """float64[n, m]: scores of each row; features beyond the model are ignored."""
+        out = np.empty((chunk.n_rows, self.n_models), np.float64)
+        B = self.bias if self.bias >= 0 else 0.0
+        return _decision_values(chunk.indptr, chunk.indices, chunk.values, self.W,
+                                self.n_features, B, self.bias >= 0, self.b, out)
+
+    def predict_index(self, scores):
+        """Index into ``labels`` of each row's prediction, as LIBLINEAR decides it."""
+        if len(self.labels) == 1:
+            return np.zeros(scores.shape[0], np.int64)
+        if self.n_models == 1:
+            return np.where(scores[:, 0] > 0, 0, 1)
+        return np.argmax(scores, axis=1)
+
+    def predict_from_scores(self, scores):
+        """The original label of each row."""
+        return self.labels[self.predict_index(scores)]
+
+    def predict(self, chunk):
+        return self.predict_from_scores(self.decision_function(chunk))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _decision_values(indptr, indices, values, W, n_features, B, has_bias, b, out):
+    n = indptr.shape[0] - 1
+    m = W.shape[1]
+    for i in prange(n):
+        for c in range(m):
+            out[i, c] = b[c]
+            if has_bias:
+                out[i, c] += B * W[n_features, c]
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            if j < n_features:
+                v = values[p]
+                for c in range(m):
+                    out[i, c] += v * W[j, c]
+    return out

@@ -1,0 +1,120 @@
+"""Training parameters: one dataclass, one validation routine.
+
+``lam`` and ``C`` are two spellings of the same regularisation,
+lambda = 1 / (n C) for n training rows (the survey's convention). Give at
+most one; with neither, C = 1 as in LIBLINEAR. Solvers read
+``resolved_lambda(n)`` or ``resolved_C(n)`` and never the raw fields.
+"""
+from dataclasses import dataclass, field, fields
+import math
+
+from .errors import ParameterError
+
+
+@dataclass
+class TrainParams:
+    solver: str = "pegasos"
+    lam: float = None           # -l
+    C: float = None             # -c
+    bias: float = -1.0          # -B: constant feature value; < 0 means none
+    unreg_bias: bool = False    # -R: unregularised bias
+    eps: float = None           # -e: stopping tolerance (solver default when None)
+    epochs: int = None          # -T: passes over the data (solver default when None)
+    batch_size: int = 1         # -k: examples per stochastic step
+    seed: int = 1               # --seed: every random choice flows from it
+    average: bool = None        # --average: average the late iterates (solver default when None)
+    loss: str = "hinge"         # --loss: hinge | squared-hinge
+    class_weights: dict = field(default_factory=dict)  # -w LABEL WEIGHT
+    max_iter: int = None        # outer-iteration cap (solver default when None)
+    threads: int = None         # --threads (all cores when None)
+    max_time: float = None      # --max-time seconds (ocas)
+    cut_buffer: int = 2000      # --cut-buffer (ocas)
+    ocas_method: str = "ocas"   # --ocas-method ocas | cp
+
+    def resolved_lambda(self, n):
+        """lambda for a training set of n rows."""
+        if self.lam is not None:
+            return float(self.lam)
+        C = 1.0 if self.C is None else float(self.C)
+        return 1.0 / (max(n, 1) * C)
+
+    def resolved_C(self, n):
+        """C for a training set of n rows."""
+        if self.C is not None:
+            return float(self.C)
+        if self.lam is not None:
+            return 1.0 / (max(n, 1) * float(self.lam))
+        return 1.0
+
+    def header(self):
+        """The parameters as ordered (key, value) pairs for a model file."""
+        out = []
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "class_weights":
+                v = " ".join(f"{k!r} {w!r}" for k, w in sorted(v.items())) or None
+            out.append((f.name, v))
+        return out
+
+
+def _positive(name, flag):
+    def check(p):
+        v = getattr(p, name)
+        if v is not None and not (v > 0 and math.isfinite(v)):
+            raise ParameterError(f"{flag} must be > 0 (got {v})")
+    return check
+
+
+def _check_exclusive(p):
+    if p.lam is not None and p.C is not None:
+        raise ParameterError("give either -l LAMBDA or -c C, not both (lambda = 1/(n C))")
+
+
+def _check_choice(name, flag, choices):
+    def check(p):
+        if getattr(p, name) not in choices:
+            raise ParameterError(f"{flag} must be one of {', '.join(choices)} (got {getattr(p, name)})")
+    return check
+
+
+def _check_bias(p):
+    if not math.isfinite(p.bias):
+        raise ParameterError(f"-B must be a finite number (got {p.bias})")
+
+
+def _check_weights(p):
+    for label, w in p.class_weights.items():
+        if not (w > 0 and math.isfinite(w)):
+            raise ParameterError(f"-w weight for label {label:g} must be > 0 (got {w})")
+
+
+def _check_solver(p):
+    from .solvers import SOLVERS
+    if p.solver not in SOLVERS:
+        raise ParameterError(f"unknown solver '{p.solver}'; known solvers: {', '.join(SOLVERS)}")
+
+
+CONSTRAINTS = [
+    _check_solver,
+    _check_exclusive,
+    _positive("lam", "-l"),
+    _positive("C", "-c"),
+    _positive("eps", "-e"),
+    _positive("epochs", "-T/--epochs"),
+    _positive("batch_size", "-k"),
+    _positive("max_iter", "--max-iter"),
+    _positive("threads", "--threads"),
+    _positive("max_time", "--max-time"),
+    _positive("cut_buffer", "--cut-buffer"),
+    _check_bias,
+    _check_weights,
+    _check_choice("loss", "--loss", ("hinge", "squared-hinge")),
+    _check_choice("ocas_method", "--ocas-method", ("ocas", "cp")),
+]
+
+
+def check_params(params):
+    """Raise ParameterError naming the flag of the first invalid parameter."""
+    for check in CONSTRAINTS:
+        check(params)
+    return params

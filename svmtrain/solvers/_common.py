@@ -1,0 +1,79 @@
+"""Small numba kernels shared by the linear solvers.
+
+All take the CSR contract of ``svmtrain.dataset.Chunk`` (indptr int64,
+indices int32, values float64) and a weight vector ``w`` of length
+``n_features + 1`` whose last entry multiplies the constant feature ``B``
+(``B = 0.0`` when the model has no ``-B`` bias).
+"""
+import numpy as np
+from numba import njit, prange
+
+LOSS_HINGE = 0
+LOSS_SQUARED_HINGE = 1
+LOSS_CODES = {"hinge": LOSS_HINGE, "squared-hinge": LOSS_SQUARED_HINGE}
+
+
+@njit(cache=True, nogil=True)
+def row_dot(indptr, indices, values, i, w, B):
+    """x_i . w, the constant feature included."""
+    s = B * w[w.shape[0] - 1]
+    for p in range(indptr[i], indptr[i + 1]):
+        s += values[p] * w[indices[p]]
+    return s
+
+
+@njit(cache=True, nogil=True)
+def row_axpy(indptr, indices, values, i, a, w, B):
+    """w += a * x_i, the constant feature included."""
+    w[w.shape[0] - 1] += a * B
+    for p in range(indptr[i], indptr[i + 1]):
+        w[indices[p]] += a * values[p]
+
+
+@njit(cache=True, nogil=True)
+def row_sqnorms(indptr, values, B):
+    """|x_i|^2 for every row, the constant feature included."""
+    n = indptr.shape[0] - 1
+    out = np.empty(n, np.float64)
+    for i in range(n):
+        s = B * B
+        for p in range(indptr[i], indptr[i + 1]):
+            s += values[p] * values[p]
+        out[i] = s
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def margins(indptr, indices, values, w, B, b, out):
+    """out[i] = x_i . w + b for every row (in parallel over rows)."""
+    n = indptr.shape[0] - 1
+    for i in prange(n):
+        out[i] = row_dot(indptr, indices, values, i, w, B) + b
+    return out
+
+
+@njit(cache=True, nogil=True)
+def loss_sum(y, scores, loss, weights):
+    """sum_i weights[i] * loss(y_i * scores_i) for hinge or squared hinge."""
+    s = 0.0
+    for i in range(y.shape[0]):
+        m = 1.0 - y[i] * scores[i]
+        if m > 0.0:
+            if loss == LOSS_SQUARED_HINGE:
+                s += weights[i] * m * m
+            else:
+                s += weights[i] * m
+    return s
+
+
+def primal_objective(X, y, w_ext, B, b, lam, loss="hinge"):
+    """lambda/2 |w|^2 + mean loss(y_i (w.x_i + b)), with w_ext as in base.py.
+
+    The regulariser covers w_ext including the constant-feature weight
+    (as LIBLINEAR's -B does) but never the unregularised bias b.
+    """
+    scores = margins(X.indptr, X.indices, X.values, w_ext, B, b,
+                     np.empty(X.n_rows, np.float64))
+    n = max(X.n_rows, 1)
+    ones = np.ones(X.n_rows, np.float64)
+    return 0.5 * lam * float(w_ext @ w_ext) + loss_sum(y, scores, LOSS_CODES[loss], ones) / n

@@ -1,0 +1,111 @@
+"""numba kernels of Pegasos (Shalev-Shwartz, Singer, Srebro, ICML 2007).
+
+    minimise  f(w, b) = lambda/2 |w|^2 + 1/n sum_i max(0, 1 - y_i (w.x_i + b))
+
+See Fig. 1 of the paper (../shared/papers/004_8250dc269e305ba1.txt): step
+eta_t = 1/(lambda t); on a mini-batch A_t of k i.i.d. draws,
+w <- (1 - eta_t lambda) w + eta_t/k sum_{A_t^+} y x, then projection onto
+the ball |w| <= 1/sqrt(lambda). w is kept as a * v with nu = |w|^2 (the
+paper's sparse representation), so a step costs O(nnz of the batch). b
+is the unregularised bias of the paper's section 4 (second approach),
+moved by eta_t/k sum_{A_t^+} y and never projected.
+
+Averaging: the mean of the iterates w_{t+1} for t >= avg_start is kept in
+O(nnz) per step: with S = sum of a over the averaged iterates so far and
+corr_j = sum over updates v_j += delta of delta * S(at that update),
+sum_t w_t[j] = v_j * S - corr_j. The sum is flushed into ``acc`` (O(d))
+only when v is rescaled.
+
+State vector (float64[6]): a, nu, b, S, b_sum, n_avg.
+"""
+import numpy as np
+from numba import njit
+
+A, NU, BIAS, S_SUM, B_SUM, N_AVG = 0, 1, 2, 3, 4, 5
+RESCALE_BELOW = 1e-6
+
+
+@njit(cache=True, nogil=True)
+def _flush_average(v, state, acc, corr):
+    S = state[S_SUM]
+    for j in range(v.shape[0]):
+        acc[j] += v[j] * S - corr[j]
+        corr[j] = 0.0
+    state[S_SUM] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def pegasos_steps(indptr, indices, values, y, sqnorm, draws, k, t0, lam, B,
+                  unreg_bias, avg_start, v, state, acc, corr, viol):
+    """Run len(draws)//k Pegasos steps numbered t0+1, t0+2, ...
+
+    Updates v, state, acc, corr in place (see the module docstring);
+    ``viol`` is scratch space of length k. ``draws`` are row indices drawn
+    i.i.d. by the caller's seeded generator. Returns the number of steps.
+    """
+    d1 = v.shape[0]
+    last = d1 - 1
+    n_steps = draws.shape[0] // k
+    radius2 = 1.0 / lam
+    for s in range(n_steps):
+        t = t0 + s + 1
+        eta = 1.0 / (lam * t)
+        a = state[A]
+        b = state[BIAS]
+        # A_t^+: the batch members with margin < 1 under (w_t, b_t)
+        nv = 0
+        for j in range(k):
+            i = draws[s * k + j]
+            wx = B * v[last]
+            for p in range(indptr[i], indptr[i + 1]):
+                wx += values[p] * v[indices[p]]
+            if y[i] * (a * wx + b) < 1.0:
+                viol[nv] = i
+                nv += 1
+        # w <- (1 - 1/t) w
+        shrink = 1.0 - 1.0 / t
+        if shrink == 0.0:
+            v[:] = 0.0
+            a = 1.0
+            state[NU] = 0.0
+        else:
+            a *= shrink
+            state[NU] *= shrink * shrink
+        averaging = t >= avg_start
+        S = state[S_SUM]
+        for j in range(nv):
+            i = viol[j]
+            c = eta * y[i] / k
+            wx = B * v[last]
+            for p in range(indptr[i], indptr[i + 1]):
+                wx += values[p] * v[indices[p]]
+            state[NU] += 2.0 * c * a * wx + c * c * sqnorm[i]
+            delta = c / a
+            v[last] += delta * B
+            for p in range(indptr[i], indptr[i + 1]):
+                v[indices[p]] += delta * values[p]
+            if averaging:
+                corr[last] += delta * B * S
+                for p in range(indptr[i], indptr[i + 1]):
+                    corr[indices[p]] += delta * values[p] * S
+            if unreg_bias:
+                b += c
+        if state[NU] < 0.0:
+            state[NU] = 0.0
+        # projection onto |w| <= 1/sqrt(lambda)
+        if state[NU] > radius2:
+            a *= np.sqrt(radius2 / state[NU])
+            state[NU] = radius2
+        state[A] = a
+        state[BIAS] = b
+        if a < RESCALE_BELOW:
+            if averaging:
+                _flush_average(v, state, acc, corr)
+            for j in range(d1):
+                v[j] *= a
+            state[A] = 1.0
+        if averaging:
+            state[S_SUM] += state[A]
+            state[B_SUM] += b
+            state[N_AVG] += 1.0
+    return n_steps

@@ -1,0 +1,65 @@
+"""What every solver returns, and the contract every solver follows.
+
+A solver module ``svmtrain/solvers/NAME.py`` exposes
+
+    fit(X: Chunk, y: float64[n] of +1/-1, n_features: int,
+        params: TrainParams, progress=None, log=None,
+        class_cost=(1.0, 1.0)) -> FitResult
+
+It trains ONE binary problem (positive class = +1). It knows nothing of
+files, labels or the command line; the multi-class loop lives in
+``svmtrain.training``. ``progress``, when given, is called as
+``progress(done, total)`` with done/total in the solver's own units
+(epochs, outer iterations) so the CLI can draw a bar. ``log``, when
+given, takes one human-readable line (per-iteration summaries); the
+library itself never prints. ``class_cost = (cost_pos, cost_neg)``
+multiplies C (or the loss weight) of the positive / negative examples
+(LIBLINEAR's -wi); solvers without class weights raise ParameterError when
+it is not (1, 1).
+
+Bias conventions (LIBLINEAR's ``-B``): the solver works on the weight
+vector ``w`` of length ``n_features + 1``; ``w[n_features]`` multiplies a
+constant feature of value ``B = params.bias`` when ``params.bias >= 0`` and
+is regularised like any other weight. With ``params.bias < 0`` the kernels
+are given ``B = 0.0`` and ``w[n_features]`` stays 0. The returned
+``FitResult.w`` already has that last entry dropped when ``bias < 0``.
+``-R`` (``params.unreg_bias``) asks for an unregularised bias ``b``
+returned separately; solvers that cannot do it raise ParameterError.
+"""
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class FitResult:
+    """One trained binary linear model: decision(x) = w[:d].x + w[d]*B + b."""
+
+    w: np.ndarray
+    b: float = 0.0
+    n_iter: int = 0
+    objective: float = float("nan")
+    converged: bool = True
+    info: dict = field(default_factory=dict)
+
+
+def kernel_bias(params):
+    """The constant-feature value the kernels see: B, or 0.0 when no -B."""
+    return float(params.bias) if params.bias >= 0 else 0.0
+
+
+def finish_w(w_ext, params):
+    """Drop the constant-feature weight when the model has no -B bias."""
+    return w_ext if params.bias >= 0 else w_ext[:-1].copy()
+
+
+def with_defaults(params, defaults):
+    """``params`` with each field that is None replaced by ``defaults[field]``.
+
+    Each solver module keeps its defaults in a module-level ``DEFAULTS``
+    dict; training applies them before recording the parameters, so a model
+    file shows the values actually used.
+    """
+    missing = {k: v for k, v in defaults.items() if getattr(params, k) is None}
+    return dataclasses.replace(params, **missing) if missing else params

@@ -1,0 +1,116 @@
+"""``-s dcd``: dual coordinate descent (Hsieh et al. 2008), as LIBLINEAR's -s 3 / -s 1.
+
+Solves the C-form primal
+
+    min_w  1/2 |w|^2 + sum_i C_i loss(y_i w.x_i)
+
+with loss = hinge (``--loss hinge``, LIBLINEAR -s 3) or squared hinge
+(``--loss squared-hinge``, LIBLINEAR -s 1), C = ``params.resolved_C(n)``
+(lambda = 1 / (n C)), C_i = C * class_cost[0] for y_i = +1 and
+C * class_cost[1] for y_i = -1. The -B bias is the constant feature of the
+w-extension convention of ``base.py`` (regularised, as LIBLINEAR's -B).
+
+The optimisation itself is one numba kernel (``_dcd_kernels.dcd_run``); this
+module validates, allocates, runs it, and reports.
+"""
+import math
+
+import numpy as np
+
+from ..errors import ParameterError
+from . import _dcd_kernels as K
+from ._common import LOSS_CODES, loss_sum, margins, row_sqnorms
+from .base import FitResult, finish_w, kernel_bias
+
+DEFAULT_EPS = 0.1
+DEFAULT_MAX_ITER = 1000
+
+
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
+    """Train one binary problem (y in {+1, -1}); see the module docstring.
+
+    FitResult: ``w`` (length n_features, or n_features + 1 with -B),
+    ``n_iter`` (outer iterations), ``objective`` (the lambda-form primal
+    lambda/2 |w|^2 + (1/n) sum_i cost_i loss_i), ``converged`` and ``info``
+    with ``dual_objective`` (the C-form dual value, to be maximised:
+    sum alpha - 1/2 alpha^T Qbar alpha; LIBLINEAR prints its negative),
+    ``primal_C_form`` (what LIBLINEAR calls the primal objective), ``n_sv``
+    and ``n_iter``.
+    """
+    if params.unreg_bias:
+        raise ParameterError("-R (unregularized bias) is not supported by -s dcd; use -B")
+    if params.loss not in LOSS_CODES:
+        raise ParameterError(f"--loss must be hinge or squared-hinge for -s dcd (got {params.loss})")
+    cost_pos, cost_neg = (float(c) for c in class_cost)
+    for c in (cost_pos, cost_neg):
+        if not (c > 0 and math.isfinite(c)):
+            raise ParameterError(f"class weights must be > 0 (got {c})")
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
+    if not (eps > 0 and math.isfinite(eps)):
+        raise ParameterError(f"-e must be > 0 (got {eps})")
+    if max_iter < 1:
+        raise ParameterError(f"--max-iter must be >= 1 (got {max_iter})")
+
+    indptr = np.ascontiguousarray(X.indptr, np.int64)
+    indices = np.ascontiguousarray(X.indices, np.int32)
+    values = np.ascontiguousarray(X.values, np.float64)
+    y = np.ascontiguousarray(y, np.float64)
+    n = X.n_rows
+    if y.shape != (n,):
+        raise ParameterError(f"y has shape {y.shape}, expected ({n},)")
+    if n and not np.all((y == 1.0) | (y == -1.0)):
+        raise ParameterError("dcd needs labels y in {+1, -1}")
+    n_features = int(n_features)
+    if len(indices) and (int(indices.max()) >= n_features or int(indices.min()) < 0):
+        raise ParameterError(f"feature index out of range for n_features={n_features}")
+
+    C = params.resolved_C(n)
+    Cp, Cn = C * cost_pos, C * cost_neg
+    if params.loss == "hinge":
+        U_pos, U_neg, D_pos, D_neg = Cp, Cn, 0.0, 0.0
+    else:
+        U_pos, U_neg, D_pos, D_neg = math.inf, math.inf, 0.5 / Cp, 0.5 / Cn
+    B = kernel_bias(params)
+
+    w = np.zeros(n_features + 1, np.float64)
+    alpha = np.zeros(n, np.float64)
+    QD = row_sqnorms(indptr, values, B)
+    QD += np.where(y > 0, D_pos, D_neg)
+    index = np.arange(n, dtype=np.int64)
+    istate = np.array([n, 0], np.int64)
+    fstate = np.array([np.inf, -np.inf], np.float64)
+    rng = np.random.default_rng(params.seed)
+    rstate = np.array([rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)], np.uint64)
+
+    steps = max_iter if progress is None else 1
+    status = K.RUNNING if n else K.CONVERGED
+    while status == K.RUNNING:
+        status = K.dcd_run(indptr, indices, values, y, B, U_pos, U_neg, D_pos, D_neg, QD,
+                           eps, max_iter, steps, w, alpha, index, istate, fstate, rstate)
+        if progress is not None:
+            progress(int(istate[K.ITER]), max_iter)
+    n_iter = int(istate[K.ITER])
+    converged = status == K.CONVERGED
+
+    # objectives
+    ww = float(w @ w)
+    sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg)
+    dual = sa - 0.5 * (ww + sq)
+    scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
+    cost = np.where(y > 0, Cp, Cn)
+    primal_C = 0.5 * ww + loss_sum(y, scores, LOSS_CODES[params.loss], cost)
+    objective = primal_C / (max(n, 1) * C)
+
+    if log is not None:
+        log(f"optimization finished, #iter = {n_iter}")
+        if not converged:
+            log(f"WARNING: reaching max number of iterations ({max_iter}); "
+                f"the solution may be inaccurate (raise --max-iter or -e)")
+        log(f"Objective value = {-dual:.6f}")
+        log(f"nSV = {n_sv}")
+
+    info = {"dual_objective": dual, "primal_C_form": primal_C, "n_sv": int(n_sv),
+            "n_iter": n_iter, "C": C}
+    return FitResult(w=finish_w(w, params), b=0.0, n_iter=n_iter, objective=objective,
+                     converged=converged, info=info)

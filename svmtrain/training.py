@@ -1,0 +1,114 @@
+"""Training orchestration: labels, one-vs-rest, solver calls, cross-validation.
+
+This is the only place that knows how original labels map to the +1/-1
+problems the solvers see.
+"""
+import time
+
+import numpy as np
+
+from .dataset import Chunk, take_rows
+from .errors import ParameterError, SvmtrainError
+from .model import LinearModel
+from .params import check_params
+from .solvers import get_solver
+from .solvers.base import with_defaults
+
+
+def label_order(labels):
+    """Distinct labels in LIBLINEAR's order: first appearance, but +1 before -1."""
+    uniq, first = np.unique(labels, return_index=True)
+    order = uniq[np.argsort(first, kind="stable")]
+    if len(order) == 2 and order[0] == -1 and order[1] == 1:
+        order = order[::-1].copy()
+    return order
+
+
+def _binary_problems(labels, order, params):
+    """Yield (y in {+1,-1}, class_cost) for each weight column of the model."""
+    weights = params.class_weights
+    if len(order) <= 2:
+        y = np.where(labels == order[0], 1.0, -1.0)
+        neg = weights.get(float(order[1]), 1.0) if len(order) == 2 else 1.0
+        yield y, (float(weights.get(float(order[0]), 1.0)), float(neg))
+        return
+    for c in order:
+        yield np.where(labels == c, 1.0, -1.0), (float(weights.get(float(c), 1.0)), 1.0)
+
+
+def train(data, params, progress=None, log=None, n_features=None):
+    """Train a model on ``data`` (a Chunk, or a path read with the fast reader).
+
+    Two distinct labels give one binary model, more give one-vs-rest. The
+    returned model predicts the original labels. ``n_features`` overrides
+    the dimension (the largest index in ``data`` otherwise).
+    """
+    check_params(params)
+    if not isinstance(data, Chunk):
+        from .io.reader import read_libsvm
+        data = read_libsvm(data)
+    if data.n_rows == 0:
+        raise SvmtrainError("the training set is empty")
+    solver = get_solver(params.solver)
+    params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
+    order = label_order(data.labels)
+    unknown = set(params.class_weights) - set(order.tolist())
+    if unknown:
+        raise ParameterError(f"-w names label(s) not in the training data: {', '.join(f'{u:g}' for u in sorted(unknown))}")
+    d = data.n_features if n_features is None else int(n_features)
+    start = time.perf_counter()
+    columns, results = [], []
+    problems = list(_binary_problems(data.labels, order, params))
+    for j, (y, cost) in enumerate(problems):
+        sub_progress = None
+        if progress is not None:
+            sub_progress = (lambda done, total, j=j: progress(j * total + done, len(problems) * total))
+        if log is not None and len(problems) > 1:
+            log(f"class {order[j]:g} vs rest")
+        if len(order) == 1:
+            y = np.ones(data.n_rows)
+        r = solver.fit(data, y, d, params, progress=sub_progress, log=log, class_cost=cost)
+        columns.append(r.w)
+        results.append(r)
+    elapsed = time.perf_counter() - start
+    W = np.stack(columns, axis=1)
+    if len(order) == 1:
+        W[:] = 0.0
+    header = [(k, v) for k, v in params.header()]
+    header += [
+        ("lambda_used", params.resolved_lambda(data.n_rows)),
+        ("C_used", params.resolved_C(data.n_rows)),
+        ("n_train", data.n_rows),
+        ("objective", [r.objective for r in results]),
+        ("n_iter", [r.n_iter for r in results]),
+        ("converged", all(r.converged for r in results)),
+    ]
+    model = LinearModel(labels=order, W=W, n_features=d, bias=params.bias,
+                        b=np.array([r.b for r in results]), solver=params.solver, header=header)
+    model.fit_results = results
+    model.train_time = elapsed
+    return model
+
+
+def cross_validate(data, params, folds, log=None):
+    """Accuracy (0..1) of ``folds``-fold cross-validation; folds drawn from params.seed."""
+    if folds < 2:
+        raise ParameterError(f"-v needs at least 2 folds (got {folds})")
+    if not isinstance(data, Chunk):
+        from .io.reader import read_libsvm
+        data = read_libsvm(data)
+    n = data.n_rows
+    if folds > n:
+        raise ParameterError(f"-v {folds}: more folds than the {n} training rows")
+    rng = np.random.default_rng(params.seed)
+    fold_of = rng.permutation(n) % folds
+    correct = 0
+    d = data.n_features
+    for k in range(folds):
+        train_rows = np.flatnonzero(fold_of != k)
+        test_rows = np.flatnonzero(fold_of == k)
+        model = train(take_rows(data, train_rows), params, log=None, n_features=d)
+        pred = model.predict(take_rows(data, test_rows))
+        correct += int(np.sum(pred == data.labels[test_rows]))
+    return correct / n
+

@@ -1,0 +1,105 @@
+"""svmtrain model files: exact round trips, clear errors, atomic writes."""
+import os
+
+import numpy as np
+import pytest
+
+from svmtrain.errors import ModelFormatError
+from svmtrain.io import model_io
+from svmtrain.io.model_io import load_model, save_model
+from svmtrain.model import LinearModel
+
+
+def _model(n_features=5, labels=(1.0, -1.0), bias=-1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    m = 1 if len(labels) <= 2 else len(labels)
+    rows = n_features + (1 if bias >= 0 else 0)
+    W = rng.normal(size=(rows, m)) * 10.0 ** rng.integers(-300, 300, size=(rows, m))
+    return LinearModel(labels=np.array(labels), W=W, n_features=n_features, bias=bias,
+                       b=rng.normal(size=m), solver="pegasos",
+                       header=[("solver", "pegasos"), ("lam", 1e-4), ("objective", [0.1 + 0.2])])
+
+
+@pytest.mark.parametrize("labels,bias", [((1.0, -1.0), -1.0), ((2.0, 0.5, -7.0), 1.0), ((3.0,), 0.25)])
+def test_round_trip_is_bit_exact(tmp_path, labels, bias):
+    m = _model(labels=labels, bias=bias)
+    save_model(m, tmp_path / "m")
+    r = load_model(tmp_path / "m")
+    assert r.W.tobytes() == m.W.tobytes()
+    assert r.b.tobytes() == m.b.tobytes()
+    assert r.labels.tolist() == list(labels)
+    assert (r.n_features, r.bias, r.solver) == (m.n_features, bias, "pegasos")
+    assert dict(r.header)["objective"] == repr(0.1 + 0.2)
+
+
+def test_first_line_names_format_and_version(tmp_path):
+    save_model(_model(), tmp_path / "m")
+    assert (tmp_path / "m").read_text().splitlines()[0] == "svmtrain-model 1"
+
+
+def _damage(tmp_path, edit):
+    save_model(_model(), tmp_path / "m")
+    text = (tmp_path / "m").read_text()
+    (tmp_path / "m").write_text(edit(text))
+    with pytest.raises(ModelFormatError) as e:
+        load_model(tmp_path / "m")
+    return str(e.value)
+
+
+def test_truncated_anywhere_is_rejected(tmp_path):
+    save_model(_model(), tmp_path / "m")
+    full = (tmp_path / "m").read_bytes()
+    for cut in range(1, len(full) - 1, 7):
+        (tmp_path / "t").write_bytes(full[:cut])
+        with pytest.raises(ModelFormatError) as e:
+            load_model(tmp_path / "t")
+        assert str(e.value).startswith(str(tmp_path / "t"))
+
+
+def test_future_version_is_rejected(tmp_path):
+    msg = _damage(tmp_path, lambda t: t.replace("svmtrain-model 1", "svmtrain-model 2", 1))
+    assert ":1:" in msg and "newer" in msg
+
+
+def test_unknown_key_names_its_line(tmp_path):
+    msg = _damage(tmp_path, lambda t: t.replace("lam ", "lamda ", 1))
+    assert msg.endswith(":4: unknown header key 'lamda'")
+
+
+def test_bad_weight_is_rejected(tmp_path):
+    msg = _damage(tmp_path, lambda t: t.replace("\nend", "x\nend"))
+    assert "bad number" in msg or "weights" in msg
+
+
+def test_missing_row_names_the_line(tmp_path):
+    def drop_row(t):
+        lines = t.splitlines(keepends=True)
+        i = lines.index("W\n")
+        return "".join(lines[:i + 1] + lines[i + 2:])
+    msg = _damage(tmp_path, drop_row)
+    assert "truncated model: 4 of 5 weight rows" in msg
+
+
+def test_not_a_model(tmp_path):
+    (tmp_path / "m").write_text("+1 1:0.5\n")
+    with pytest.raises(ModelFormatError, match="not an svmtrain or LIBLINEAR model"):
+        load_model(tmp_path / "m")
+    (tmp_path / "bin").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ModelFormatError):
+        load_model(tmp_path / "bin")
+
+
+def test_failed_write_keeps_old_model_and_leaves_no_temp(tmp_path, monkeypatch):
+    save_model(_model(seed=1), tmp_path / "m")
+    before = (tmp_path / "m").read_bytes()
+
+    class Boom(Exception):
+        pass
+
+    def explode(*a, **k):
+        raise Boom()
+    monkeypatch.setattr(model_io, "repr", explode, raising=False)
+    with pytest.raises(Boom):
+        save_model(_model(seed=2), tmp_path / "m")
+    assert (tmp_path / "m").read_bytes() == before
+    assert os.listdir(tmp_path) == ["m"]

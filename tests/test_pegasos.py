@@ -1,0 +1,121 @@
+"""Pegasos: optimality against LIBLINEAR/LIBSVM optima, twin test, reproducibility."""
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import bundled
+from naive import dense, pegasos as naive_pegasos
+from reference import csr, hinge_objective, liblinear_optimum, libsvm_linear_optimum
+from svmtrain.cli.train import main as train_main
+from svmtrain.io.model_io import load_model
+from svmtrain.io.reader import read_libsvm
+from svmtrain.params import TrainParams
+from svmtrain.solvers import pegasos
+from svmtrain.solvers._common import row_sqnorms
+from svmtrain.solvers._pegasos_kernels import pegasos_steps
+from svmtrain.training import train
+
+
+@pytest.fixture(scope="module")
+def a9a():
+    X = read_libsvm(bundled("a9a.xz"))
+    return X, np.where(X.labels > 0, 1.0, -1.0)
+
+
+@pytest.fixture(scope="module")
+def a9a_test():
+    return read_libsvm(bundled("a9a.t.xz"))
+
+
+@pytest.fixture(scope="module")
+def a9a_optimum(a9a):
+    X, y = a9a
+    return liblinear_optimum(X, y, 1e-4, 123)[1]
+
+
+def test_cli_default_epochs_reach_one_percent_of_optimum(a9a, a9a_test, a9a_optimum, tmp_path):
+    model_path = tmp_path / "model"
+    r = CliRunner().invoke(train_main, ["-s", "pegasos", "-l", "1e-4", str(bundled("a9a.xz")), str(model_path)])
+    assert r.exit_code == 0, r.output
+    X, y = a9a
+    model = load_model(model_path)
+    assert model.labels.tolist() == [1.0, -1.0]
+    f = hinge_objective(csr(X, 123), y, model.W[:, 0], 1e-4)
+    assert 0.34 < a9a_optimum < 0.36          # sanity of the reference itself
+    assert f <= 1.01 * a9a_optimum
+    acc = np.mean(model.predict(a9a_test) == a9a_test.labels)
+    assert acc >= 0.847
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_other_seeds_meet_the_bar(a9a, a9a_test, a9a_optimum, seed):
+    X, _ = a9a
+    model = train(X, TrainParams(solver="pegasos", lam=1e-4, seed=seed))
+    assert model.fit_results[0].objective <= 1.01 * a9a_optimum
+    assert np.mean(model.predict(a9a_test) == a9a_test.labels) >= 0.847
+
+
+def test_same_seed_gives_byte_identical_model_file(tmp_path):
+    paths = [tmp_path / "m1", tmp_path / "m2", tmp_path / "m3"]
+    for p, seed in zip(paths, ["7", "7", "8"]):
+        r = CliRunner().invoke(train_main, ["-q", "-l", "1e-3", "--seed", seed, str(bundled("heart_scale.xz")), str(p)])
+        assert r.exit_code == 0, r.output
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    assert paths[0].read_bytes() != paths[2].read_bytes()
+
+
+@pytest.mark.parametrize("k,B,unreg,average", [(1, 0.0, False, False), (4, 0.0, False, True),
+                                                (3, 1.0, False, True), (2, 0.0, True, True)])
+def test_kernel_matches_numpy_twin(k, B, unreg, average):
+    X = read_libsvm(bundled("heart_scale.xz"))
+    y = np.where(X.labels > 0, 1.0, -1.0)
+    d, lam = X.n_features, 0.05
+    draws = np.random.default_rng(0).integers(0, X.n_rows, size=300 * k)
+    avg_start = 150 if average else 10**9
+    v, acc, corr = np.zeros(d + 1), np.zeros(d + 1), np.zeros(d + 1)
+    state = np.array([1.0, 0, 0, 0, 0, 0])
+    pegasos_steps(X.indptr, X.indices, X.values, y, row_sqnorms(X.indptr, X.values, B), draws, k, 0,
+                  lam, B, unreg, avg_start, v, state, acc, corr, np.empty(k, np.int64))
+    w, b = pegasos._current(v, state, acc, corr, average)
+    w_ref, b_ref = naive_pegasos(dense(X, d), y, lam, draws, k, B=B, unreg_bias=unreg,
+                                 avg_start=avg_start if average else None)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-9, atol=1e-10)
+    assert b == pytest.approx(b_ref, rel=1e-9, abs=1e-10)
+
+
+def test_iterate_stays_in_the_ball():
+    X = read_libsvm(bundled("heart_scale.xz"))
+    y = np.where(X.labels > 0, 1.0, -1.0)
+    for lam in (1.0, 0.1):
+        r = pegasos.fit(X, y, X.n_features, TrainParams(lam=lam, epochs=3, average=False))
+        assert np.linalg.norm(r.w) <= 1 / np.sqrt(lam) * (1 + 1e-12)
+
+
+def test_unregularized_bias_reaches_libsvm_optimum():
+    X = read_libsvm(bundled("heart_scale.xz"))
+    y = np.where(X.labels > 0, 1.0, -1.0)
+    _, _, f_star = libsvm_linear_optimum(X, y, 1e-2, X.n_features)
+    r = pegasos.fit(X, y, X.n_features, TrainParams(lam=1e-2, unreg_bias=True))
+    assert r.b != 0.0
+    assert r.objective <= 1.02 * f_star
+
+
+def test_regularized_bias_feature_reaches_liblinear_optimum():
+    X = read_libsvm(bundled("heart_scale.xz"))
+    y = np.where(X.labels > 0, 1.0, -1.0)
+    _, f_star = liblinear_optimum(X, y, 1e-2, X.n_features, B=1.0)
+    r = pegasos.fit(X, y, X.n_features, TrainParams(lam=1e-2, bias=1.0))
+    assert len(r.w) == X.n_features + 1 and r.w[-1] != 0.0
+    assert r.objective <= 1.01 * f_star
+
+
+def test_minibatch_reaches_optimum(a9a, a9a_optimum):
+    X, y = a9a
+    r = pegasos.fit(X, y, 123, TrainParams(lam=1e-4, batch_size=8, epochs=60))
+    assert r.objective <= 1.01 * a9a_optimum
+
+
+def test_eps_stops_early(a9a):
+    X, y = a9a
+    r = pegasos.fit(X, y, 123, TrainParams(lam=1e-4, epochs=200, eps=1e-2))
+    assert r.converged and r.info["epochs"] < 200
