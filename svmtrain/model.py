@@ -52,8 +52,44 @@ class LinearModel:
         """The original label of each row."""
         return self.labels[self.predict_index(scores)]
 
+    # --- model files (svmtrain.io.model_io) ---
+    KIND = "linear"
+    FIELDS = ("labels", "n_features", "n_models", "bias", "b")
+
+    def file_fields(self):
+        return [("labels", self.labels), ("n_features", self.n_features), ("n_models", self.n_models),
+                ("bias", float(self.bias)), ("b", self.b)]
+
+    def file_sections(self):
+        return [("W", self.W)]
+
+    @classmethod
+    def from_file(cls, fields, sections, header, path):
+        """Build from a parsed model file; raises ModelFormatError on inconsistency."""
+        labels = fields.floats("labels")
+        n_features = fields.int("n_features")
+        n_models = fields.int("n_models", minimum=1)
+        bias = fields.floats("bias", 1)[0]
+        b = fields.floats("b", n_models)
+        check_label_columns(fields, labels, n_models)
+        rows = n_features + (1 if bias >= 0 else 0)
+        W = sections.get("W")
+        if W is None or W.shape != (rows, n_models):
+            fields.fail("n_features", f"section W must be {rows} x {n_models}")
+        return cls(labels=labels, W=W, n_features=n_features, bias=bias, b=b,
+                   solver=dict(header).get("solver", ""), header=header)
+
     def predict(self, chunk):
         return self.predict_from_scores(self.decision_function(chunk))
+
+
+def check_label_columns(fields, labels, n_models):
+    """A model with k labels has 1 score column when k <= 2, else k."""
+    if len(labels) == 0:
+        fields.fail("labels", "a model needs at least one label")
+    expected = 1 if len(labels) <= 2 else len(labels)
+    if n_models != expected:
+        fields.fail("n_models", f"{len(labels)} labels need {expected} score columns, header says {n_models}")
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -64,6 +64,8 @@ def test_future_version_is_rejected(tmp_path):
 def test_unknown_key_names_its_line(tmp_path):
     msg = _damage(tmp_path, lambda t: t.replace("lam ", "lamda ", 1))
     assert msg.endswith(":4: unknown header key 'lamda'")
+    msg = _damage(tmp_path, lambda t: t.replace("kind linear", "kind quantum", 1))
+    assert msg.endswith(":2: unknown model kind 'quantum'")
 
 
 def test_bad_weight_is_rejected(tmp_path):
@@ -74,10 +76,10 @@ def test_bad_weight_is_rejected(tmp_path):
 def test_missing_row_names_the_line(tmp_path):
     def drop_row(t):
         lines = t.splitlines(keepends=True)
-        i = lines.index("W\n")
+        i = lines.index("dense W 5 1\n")
         return "".join(lines[:i + 1] + lines[i + 2:])
     msg = _damage(tmp_path, drop_row)
-    assert "truncated model: 4 of 5 weight rows" in msg
+    assert "truncated model: section W has 4 of 5 rows" in msg
 
 
 def test_not_a_model(tmp_path):
@@ -103,3 +105,38 @@ def test_failed_write_keeps_old_model_and_leaves_no_temp(tmp_path, monkeypatch):
         save_model(_model(seed=2), tmp_path / "m")
     assert (tmp_path / "m").read_bytes() == before
     assert os.listdir(tmp_path) == ["m"]
+
+
+class SparseKind:
+    """A model kind with a sparse section, to exercise the csr layout."""
+    KIND = "sparse-test"
+    FIELDS = ("n_rows",)
+    header = []
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def file_fields(self):
+        return [("n_rows", self.rows.n_rows)]
+
+    def file_sections(self):
+        return [("SV", self.rows), ("coef", np.arange(self.rows.n_rows * 2.0).reshape(-1, 2))]
+
+    @classmethod
+    def from_file(cls, fields, sections, header, path):
+        assert sections["coef"].shape == (fields.int("n_rows"), 2)
+        return cls(sections["SV"])
+
+
+def test_sparse_section_round_trip(tmp_path, monkeypatch):
+    from svmtrain.dataset import Chunk
+    monkeypatch.setitem(model_io.KINDS, "sparse-test", f"{__name__}:SparseKind")
+    rows = Chunk(labels=np.zeros(3), indptr=np.array([0, 2, 2, 5]), indices=np.array([0, 7, 1, 2, 2**31 - 3], np.int32),
+                 values=np.array([0.1, -2e-300, 3.0, 0.0, 1e300]), qid=np.zeros(3, np.int64))
+    save_model(SparseKind(rows), tmp_path / "m")
+    text = (tmp_path / "m").read_text()
+    assert "csr SV 3\n1:0.1 8:-2e-300\n\n2:3.0 3:0.0 2147483646:1e+300\n" in text
+    back = load_model(tmp_path / "m").rows
+    assert back.indptr.tolist() == [0, 2, 2, 5]
+    assert back.indices.tolist() == rows.indices.tolist()
+    assert back.values.tobytes() == rows.values.tobytes()

@@ -1,85 +1,98 @@
-"""svmtrain's model file format (text, versioned), and format detection.
+"""svmtrain's model file format (text, versioned), for every kind of model.
 
-Layout (one item per line, ``key value`` headers, then the weights)::
+Layout::
 
-    svmtrain-model 1
-    kind linear
-    solver pegasos
-    ...                    every training parameter, the objective, the time
-    labels 1 -1
+    svmtrain-model 1            format and version
+    kind linear                 which model class reads the rest
+    solver pegasos              informational header: parameters as used,
+    ...                         objective, iterations (kept as text)
+    labels 1.0 -1.0             kind-specific fields the model is built from
     n_features 123
-    n_models 1
-    bias -1
-    b 0.0
-    W
-    <n_features (+1 when bias >= 0) lines of n_models floats>
+    ...
+    dense W 123 1               a dense section: name, rows, columns,
+    <123 lines of 1 float>      then one line per row
+    csr SV 2                    a sparse section: name, rows, then one
+    <2 lines of idx:val ...>    line per row of 1-based idx:val pairs
     end
 
-Floats are written with ``repr`` and so read back bit for bit. A file
-whose first line is ``solver_type ...`` is a LIBLINEAR model and is read
-by ``svmtrain.io.liblinear_format``.
+Floats are written with ``repr`` and so read back bit for bit. Each model
+class (``svmtrain.model.LinearModel`` and later kinds) provides
+``file_fields()``, ``file_sections()`` and ``from_file(...)``; this module
+knows only the layout. A file whose first line is ``solver_type ...`` is a
+LIBLINEAR model and is read by ``svmtrain.io.liblinear_format``.
 """
+import importlib
+
 import numpy as np
 
+from ..dataset import Chunk
 from ..errors import ModelFormatError
-from ..model import LinearModel
 from .atomic import atomic_write
 
 MAGIC = "svmtrain-model"
 VERSION = 1
-# keys every version-1 linear model has, parsed into the model
-REQUIRED = ("kind", "labels", "n_features", "n_models", "bias", "b")
-# keys written for people and provenance; kept as text in model.header
+# kind -> "module:Class"; imported only when a file of that kind is read
+KINDS = {"linear": "svmtrain.model:LinearModel"}
+# informational keys any model may carry (training parameters and results)
 INFORMATIONAL = (
-    "solver", "lam", "C", "unreg_bias", "eps", "epochs", "batch_size", "seed", "average",
+    "solver", "lam", "C", "bias_value", "unreg_bias", "eps", "epochs", "batch_size", "seed", "average",
     "loss", "class_weights", "max_iter", "threads", "max_time", "cut_buffer", "ocas_method",
     "lambda_used", "C_used", "n_train", "objective", "n_iter", "converged", "train_time",
 )
 
 
+def register_kind(kind, target):
+    """Make ``load_model`` read files of ``kind`` with ``target`` ("module:Class")."""
+    KINDS[kind] = target
+
+
 def format_value(v):
-    """One header value as text: floats round-trip, None is 'none'."""
+    """One header value as text: floats round-trip, None is 'none', lists space-separated."""
     if v is None:
         return "none"
-    if isinstance(v, bool):
+    if isinstance(v, (bool, np.bool_)):
         return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v)
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
     if isinstance(v, (list, tuple, np.ndarray)):
-        return " ".join(format_value(float(x) if isinstance(x, (float, np.floating)) else x) for x in v)
+        return " ".join(format_value(x) for x in (v.tolist() if isinstance(v, np.ndarray) else v))
     return str(v)
 
 
 def save_model(model, path):
     """Write ``model`` to ``path`` atomically (the old file survives any failure)."""
-    lines = [f"{MAGIC} {VERSION}", "kind linear"]
-    for key, value in model.header:
-        if key in REQUIRED:
-            continue
-        lines.append(f"{key} {format_value(value)}")
-    lines += [
-        f"labels {format_value([float(x) for x in model.labels])}",
-        f"n_features {model.n_features}",
-        f"n_models {model.n_models}",
-        f"bias {format_value(float(model.bias))}",
-        f"b {format_value([float(x) for x in model.b])}",
-        "W",
-    ]
-    body = "\n".join(" ".join(map(repr, row)) for row in model.W.tolist())
+    fields = model.file_fields()
+    own = {k for k, _ in fields}
+    lines = [f"{MAGIC} {VERSION}", f"kind {model.KIND}"]
+    lines += [f"{k} {format_value(v)}" for k, v in model.header if k not in own and k != "kind"]
+    lines += [f"{k} {format_value(v)}" for k, v in fields]
     with atomic_write(path) as f:
-        f.write("\n".join(lines))
-        f.write("\n")
-        if body:
-            f.write(body)
-            f.write("\n")
+        f.write("\n".join(lines) + "\n")
+        for name, data in model.file_sections():
+            if isinstance(data, Chunk):
+                _write_csr(f, name, data)
+            else:
+                _write_dense(f, name, np.asarray(data, np.float64))
         f.write("end\n")
 
 
-def _float_list(path, lineno, text, what):
-    try:
-        return [float(t) for t in text.split()]
-    except ValueError:
-        raise ModelFormatError(path, lineno, f"bad number in {what}: {text.strip()[:40]!r}") from None
+def _write_dense(f, name, a):
+    a = a.reshape(a.shape[0], -1)
+    f.write(f"dense {name} {a.shape[0]} {a.shape[1]}\n")
+    if a.size:
+        f.write("\n".join(" ".join(map(repr, row)) for row in a.tolist()))
+        f.write("\n")
+
+
+def _write_csr(f, name, c):
+    f.write(f"csr {name} {c.n_rows}\n")
+    idx = (c.indices.astype(np.int64) + 1).tolist()
+    vals = list(map(repr, c.values.tolist()))
+    pairs = [f"{i}:{v}" for i, v in zip(idx, vals)]
+    bounds = c.indptr.tolist()
+    if c.n_rows:
+        f.write("\n".join(" ".join(pairs[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])))
+        f.write("\n")
 
 
 def load_model(path):
@@ -99,6 +112,51 @@ def load_model(path):
         raise ModelFormatError(path, None, f"cannot open model: {e.strerror or e}") from None
 
 
+class FieldReader:
+    """The kind-specific header fields of a model file, with checked conversions."""
+
+    def __init__(self, path, fields):
+        self.path = path
+        self.fields = fields            # key -> (line number, text)
+
+    def text(self, key):
+        if key not in self.fields:
+            raise ModelFormatError(self.path, None, f"header key {key!r} missing")
+        return self.fields[key]
+
+    def floats(self, key, count=None):
+        line, text = self.text(key)
+        try:
+            out = np.array([float(t) for t in text.split()])
+        except ValueError:
+            raise ModelFormatError(self.path, line, f"bad number in {key}: {text[:40]!r}") from None
+        if count is not None and len(out) != count:
+            raise ModelFormatError(self.path, line, f"{key} needs {count} values, found {len(out)}")
+        if not np.all(np.isfinite(out)):
+            raise ModelFormatError(self.path, line, f"{key} must be finite")
+        return out
+
+    def int(self, key, minimum=0):
+        line, text = self.text(key)
+        try:
+            v = int(text)
+        except ValueError:
+            raise ModelFormatError(self.path, line, f"{key} must be an integer (got {text[:40]!r})") from None
+        if v < minimum:
+            raise ModelFormatError(self.path, line, f"{key} must be >= {minimum} (got {v})")
+        return v
+
+    def fail(self, key, problem):
+        raise ModelFormatError(self.path, self.fields.get(key, (None,))[0], problem)
+
+
+def _model_class(path, line, kind):
+    if kind not in KINDS:
+        raise ModelFormatError(path, line, f"unknown model kind {kind!r}")
+    module, _, name = KINDS[kind].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def _read_svmtrain(path, first, f):
     parts = first.split()
     if len(parts) != 2 or parts[0] != MAGIC:
@@ -112,63 +170,89 @@ def _read_svmtrain(path, first, f):
                                f"(reads up to {VERSION}); upgrade svmtrain")
     if version < 1:
         raise ModelFormatError(path, 1, f"bad format version {version}")
-    fields = {}
-    header = []
-    lineno = 1
-    for line in f:
-        lineno += 1
-        line = line.rstrip("\n")
-        if line == "W":
-            break
-        key, _, value = line.partition(" ")
-        if key in REQUIRED:
-            fields[key] = (lineno, value)
-        elif key in INFORMATIONAL:
-            header.append((key, value))
-        else:
-            raise ModelFormatError(path, lineno, f"unknown header key {key!r}")
-    else:
-        raise ModelFormatError(path, lineno, "truncated model: no weight section 'W'")
-    for key in REQUIRED:
-        if key not in fields:
-            raise ModelFormatError(path, lineno, f"header key {key!r} missing")
-    if fields["kind"][1] != "linear":
-        raise ModelFormatError(path, fields["kind"][0], f"unknown model kind {fields['kind'][1]!r}")
-    labels = _float_list(path, fields["labels"][0], fields["labels"][1], "labels")
-    try:
-        n_features = int(fields["n_features"][1])
-        n_models = int(fields["n_models"][1])
-    except ValueError:
-        raise ModelFormatError(path, fields["n_features"][0], "n_features and n_models must be integers") from None
-    bias = _float_list(path, fields["bias"][0], fields["bias"][1], "bias")
-    b = _float_list(path, fields["b"][0], fields["b"][1], "b")
-    if len(bias) != 1 or len(b) != n_models or n_models < 1 or n_features < 0 or not labels:
-        raise ModelFormatError(path, fields["b"][0], "inconsistent header (bias, b, n_models, labels)")
-    expected = 1 if len(labels) <= 2 else len(labels)
-    if n_models != expected:
-        raise ModelFormatError(path, fields["n_models"][0], f"{len(labels)} labels need {expected} weight columns, "
-                               f"header says {n_models}")
-    n_rows = n_features + (1 if bias[0] >= 0 else 0)
-    start = lineno  # the 'W' line
     lines = f.read().replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    pos = 0
+    if not lines or not lines[0].startswith("kind "):
+        raise ModelFormatError(path, 2, "expected 'kind KIND' on line 2")
+    cls = _model_class(path, 2, lines[0][5:].strip())
+    own = set(cls.FIELDS)
+    fields, header = {}, []
+    pos = 1
+    while pos < len(lines) and not lines[pos].startswith(("dense ", "csr ")) and lines[pos] != "end":
+        key, _, value = lines[pos].partition(" ")
+        if key in own:
+            fields[key] = (pos + 2, value)
+        elif key in INFORMATIONAL:
+            header.append((key, value))
+        else:
+            raise ModelFormatError(path, pos + 2, f"unknown header key {key!r}")
+        pos += 1
+    for key in cls.FIELDS:
+        if key not in fields:
+            raise ModelFormatError(path, pos + 2, f"truncated or damaged model: header key {key!r} missing")
+    sections = {}
+    while True:
+        if pos >= len(lines):
+            raise ModelFormatError(path, pos + 1, "truncated model: missing 'end'")
+        head = lines[pos]
+        if head == "end":
+            if pos + 1 != len(lines):
+                raise ModelFormatError(path, pos + 3, "unexpected text after 'end'")
+            break
+        name, rows, pos = _section(path, lines, pos)
+        sections[name] = rows
+    return cls.from_file(FieldReader(path, fields), sections, header, path)
+
+
+def _section(path, lines, pos):
+    """Parse the section starting at lines[pos]; returns (name, data, next pos)."""
+    lineno = pos + 2
+    parts = lines[pos].split()
     try:
-        end = lines.index("end")
-    except ValueError:
-        raise ModelFormatError(path, start + len(lines), "truncated model: missing 'end'") from None
-    if end != n_rows:
-        what = "truncated model" if end < n_rows else "more weight rows than the header declares"
-        raise ModelFormatError(path, start + end + 1, f"{what}: {end} of {n_rows} weight rows")
-    if end + 1 != len(lines):
-        raise ModelFormatError(path, start + end + 2, "unexpected text after 'end'")
+        if parts[0] == "dense" and len(parts) == 4:
+            name, n_rows, n_cols = parts[1], int(parts[2]), int(parts[3])
+        elif parts[0] == "csr" and len(parts) == 3:
+            name, n_rows, n_cols = parts[1], int(parts[2]), None
+        else:
+            raise ValueError
+        if n_rows < 0 or (n_cols is not None and n_cols < 0):
+            raise ValueError
+    except (ValueError, IndexError):
+        raise ModelFormatError(path, lineno, f"bad section line {lines[pos][:40]!r}") from None
+    body = lines[pos + 1:pos + 1 + n_rows]
+    stop = next((k for k, line in enumerate(body) if line == "end" or line.startswith(("dense ", "csr "))), None)
+    if len(body) < n_rows or stop is not None:
+        got = len(body) if stop is None else stop
+        raise ModelFormatError(path, lineno + got + 1, f"truncated model: section {name} has {got} of {n_rows} rows")
+    if n_cols is None:
+        return name, _parse_csr(path, lineno + 1, body), pos + 1 + n_rows
     try:
-        W = np.array(" ".join(lines[:end]).split(), dtype=np.float64)
+        a = np.array(" ".join(body).split(), dtype=np.float64)
     except ValueError:
-        raise ModelFormatError(path, start + 1, "bad number in the weight rows") from None
-    if W.size != n_rows * n_models:
-        raise ModelFormatError(path, start + 1, f"expected {n_rows} x {n_models} weights, found {W.size}")
-    if not np.all(np.isfinite(W)):
-        raise ModelFormatError(path, start + 1, "weights must be finite")
-    return LinearModel(labels=np.array(labels), W=W.reshape(n_rows, n_models), n_features=n_features,
-                       bias=bias[0], b=np.array(b), solver=dict(header).get("solver", ""), header=header)
+        raise ModelFormatError(path, lineno + 1, f"bad number in section {name}") from None
+    if a.size != n_rows * n_cols:
+        raise ModelFormatError(path, lineno + 1, f"section {name}: expected {n_rows} x {n_cols} numbers, found {a.size}")
+    if not np.all(np.isfinite(a)):
+        raise ModelFormatError(path, lineno + 1, f"section {name}: numbers must be finite")
+    return name, a.reshape(n_rows, n_cols), pos + 1 + n_rows
+
+
+def _parse_csr(path, first_line, body):
+    counts = np.char.count(np.array(body, dtype=str), ":") if body else np.zeros(0, np.int64)
+    tokens = " ".join(body).split()
+    if len(tokens) != int(counts.sum()):
+        raise ModelFormatError(path, first_line, "bad sparse row (expected idx:val pairs)")
+    try:
+        parts = np.char.partition(np.array(tokens, dtype=str), ":") if tokens else np.empty((0, 3), str)
+        idx = parts[:, 0].astype(np.int64) - 1
+        vals = parts[:, 2].astype(np.float64)
+    except ValueError:
+        raise ModelFormatError(path, first_line, "bad number in a sparse row") from None
+    if len(idx) and (idx.min() < 0 or idx.max() >= 2**31 - 1 or not np.all(np.isfinite(vals))):
+        raise ModelFormatError(path, first_line, "bad index or value in a sparse row")
+    indptr = np.zeros(len(body) + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return Chunk(labels=np.zeros(len(body)), indptr=indptr, indices=idx.astype(np.int32), values=vals,
+                 qid=np.zeros(len(body), np.int64))
