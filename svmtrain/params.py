@@ -30,6 +30,20 @@ class TrainParams:
     max_time: float = None      # --max-time seconds (ocas)
     cut_buffer: int = 2000      # --cut-buffer (ocas)
     ocas_method: str = "ocas"   # --ocas-method ocas | cp
+    # kernels (LIBSVM's flags) -- sbp, kernel pegasos, asset
+    kernel_type: int = None     # -t: 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (solver default when None)
+    gamma: float = None         # -g (1/n_features when None)
+    degree: int = 3             # -d
+    coef0: float = 0.0          # -r
+    cache_mb: float = 200.0     # -m: kernel row cache, MB
+    nu: float = None            # --nu (sbp; derived from C or lambda when None)
+    holdout: float = None       # --holdout FRACTION (sbp: stop when held-out error stops improving)
+    # kernel approximations -- asset
+    approx: str = None          # --approx nystrom | fourier
+    dim: int = None             # -D: landmarks (nystrom) or random features (fourier)
+    eig_threshold: float = None  # --eig-threshold (nystrom)
+    inner: str = None           # --inner pegasos | dcd
+    strongly_convex: bool = False  # --strongly-convex (ASSET*)
 
     def resolved_lambda(self, n):
         """lambda for a training set of n rows."""
@@ -73,7 +87,16 @@ def _check_exclusive(p):
 def _check_choice(name, flag, choices):
     def check(p):
         if getattr(p, name) not in choices:
-            raise ParameterError(f"{flag} must be one of {', '.join(choices)} (got {getattr(p, name)})")
+            shown = ", ".join(str(c) for c in choices if c is not None)
+            raise ParameterError(f"{flag} must be one of {shown} (got {getattr(p, name)})")
+    return check
+
+
+def _check_unit_interval(name, flag):
+    def check(p):
+        v = getattr(p, name)
+        if v is not None and not 0.0 < v < 1.0:
+            raise ParameterError(f"{flag} must be in (0, 1) (got {v})")
     return check
 
 
@@ -108,8 +131,18 @@ CONSTRAINTS = [
     _positive("cut_buffer", "--cut-buffer"),
     _check_bias,
     _check_weights,
+    _check_unit_interval("nu", "--nu"),
+    _check_unit_interval("holdout", "--holdout"),
+    _positive("degree", "-d"),
+    _positive("eig_threshold", "--eig-threshold"),
     _check_choice("loss", "--loss", ("hinge", "squared-hinge")),
     _check_choice("ocas_method", "--ocas-method", ("ocas", "cp")),
+    _check_choice("kernel_type", "-t", (None, 0, 1, 2, 3)),
+    _positive("gamma", "-g"),
+    _positive("cache_mb", "-m"),
+    _positive("dim", "-D"),
+    _check_choice("approx", "--approx", (None, "nystrom", "fourier")),
+    _check_choice("inner", "--inner", (None, "pegasos", "dcd")),
 ]
 
 

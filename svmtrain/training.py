@@ -28,12 +28,13 @@ def _binary_problems(labels, order, params):
     """Yield (y in {+1,-1}, class_cost) for each weight column of the model."""
     weights = params.class_weights
     if len(order) <= 2:
-        y = np.where(labels == order[0], 1.0, -1.0)
+        y = np.where(labels == order[0], 1.0, -1.0)  # one class: all +1
         neg = weights.get(float(order[1]), 1.0) if len(order) == 2 else 1.0
         yield y, (float(weights.get(float(order[0]), 1.0)), float(neg))
         return
     for c in order:
         yield np.where(labels == c, 1.0, -1.0), (float(weights.get(float(c), 1.0)), 1.0)
+    # a single class still yields one problem (all +1); its model predicts that class
 
 
 def train(data, params, progress=None, log=None, n_features=None):
@@ -49,33 +50,24 @@ def train(data, params, progress=None, log=None, n_features=None):
         data = read_libsvm(data)
     if data.n_rows == 0:
         raise SvmtrainError("the training set is empty")
-    solver = get_solver(params.solver)
+    solver = get_solver(params.solver, params.kernel_type)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
     order = label_order(data.labels)
     unknown = set(params.class_weights) - set(order.tolist())
     if unknown:
         raise ParameterError(f"-w names label(s) not in the training data: {', '.join(f'{u:g}' for u in sorted(unknown))}")
     d = data.n_features if n_features is None else int(n_features)
-    start = time.perf_counter()
-    columns, results = [], []
     problems = list(_binary_problems(data.labels, order, params))
-    for j, (y, cost) in enumerate(problems):
-        sub_progress = None
-        if progress is not None:
-            sub_progress = (lambda done, total, j=j: progress(j * total + done, len(problems) * total))
-        if log is not None and len(problems) > 1:
-            log(f"class {order[j]:g} vs rest")
-        if len(order) == 1:
-            y = np.ones(data.n_rows)
-        r = solver.fit(data, y, d, params, progress=sub_progress, log=log, class_cost=cost)
-        columns.append(r.w)
-        results.append(r)
-    elapsed = time.perf_counter() - start
-    W = np.stack(columns, axis=1)
-    if len(order) == 1:
-        W[:] = 0.0
-    header = [(k, v) for k, v in params.header()]
-    header += [
+    start = time.perf_counter()
+    if hasattr(solver, "train_model"):
+        # kernel and feature-map solvers share work (kernel cache, feature map)
+        # across the binary problems, so they run the one-vs-rest loop themselves
+        model = solver.train_model(data, order, problems, d, params, progress=progress, log=log)
+    else:
+        model = _train_linear(solver, data, order, problems, d, params, progress, log)
+    model.train_time = time.perf_counter() - start
+    results = model.fit_results
+    model.header = params.header() + [
         ("lambda_used", params.resolved_lambda(data.n_rows)),
         ("C_used", params.resolved_C(data.n_rows)),
         ("n_train", data.n_rows),
@@ -83,10 +75,30 @@ def train(data, params, progress=None, log=None, n_features=None):
         ("n_iter", [r.n_iter for r in results]),
         ("converged", all(r.converged for r in results)),
     ]
+    return model
+
+
+def split_progress(progress, j, n_problems):
+    """A progress callback for problem j of n that reports on the whole run."""
+    if progress is None:
+        return None
+    return lambda done, total: progress(j * total + done, n_problems * total)
+
+
+def _train_linear(solver, data, order, problems, d, params, progress, log):
+    """One solver.fit per binary problem; the weight columns make a LinearModel."""
+    results = []
+    for j, (y, cost) in enumerate(problems):
+        if log is not None and len(problems) > 1:
+            log(f"class {order[j]:g} vs rest")
+        results.append(solver.fit(data, y, d, params, progress=split_progress(progress, j, len(problems)),
+                                  log=log, class_cost=cost))
+    W = np.stack([r.w for r in results], axis=1)
+    if len(order) == 1:
+        W[:] = 0.0
     model = LinearModel(labels=order, W=W, n_features=d, bias=params.bias,
-                        b=np.array([r.b for r in results]), solver=params.solver, header=header)
+                        b=np.array([r.b for r in results]), solver=params.solver)
     model.fit_results = results
-    model.train_time = elapsed
     return model
 
 

@@ -38,10 +38,25 @@ standard input) and write MODEL_FILE (default: TRAIN_FILE's base name +
 @click.option("--cut-buffer", type=int, default=2000, show_default=True, help="Cutting planes kept (ocas).")
 @click.option("--ocas-method", type=click.Choice(["ocas", "cp"]), default="ocas", show_default=True,
               help="ocas, or the plain cutting-plane method cp (ocas).")
+@click.option("-t", "kernel_type", type=click.IntRange(0, 3),
+              help="Kernel (sbp, pegasos, asset): 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t).")
+@click.option("-g", "gamma", type=float, help="Kernel gamma (default 1/number of features).")
+@click.option("-d", "degree", type=int, default=3, show_default=True, help="Polynomial kernel degree.")
+@click.option("-r", "coef0", type=float, default=0.0, show_default=True, help="Kernel coef0.")
+@click.option("-m", "cache_mb", type=float, default=200.0, show_default=True, help="Kernel row cache in MB (sbp).")
+@click.option("--nu", type=float, help="SBP's nu (default: derived from -c/-l by a pilot solution).")
+@click.option("--holdout", type=float, metavar="FRACTION",
+              help="Stop when the error on this held-out fraction stops improving (sbp).")
+@click.option("--approx", type=click.Choice(["nystrom", "fourier"]), help="Kernel approximation (asset).")
+@click.option("-D", "dim", type=int, help="Landmarks (nystrom) or random features (fourier) (asset).")
+@click.option("--eig-threshold", type=float, help="Drop Nystrom eigenvalues below this (asset).")
+@click.option("--inner", type=click.Choice(["pegasos", "dcd"]), help="Linear solver on the features (asset).")
+@click.option("--strongly-convex", is_flag=True, help="ASSET*: step 1/(lambda j), no bias, no averaging (asset).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of every random choice.")
 @click.option("--chunk-size", type=int, default=None, help="Rows per chunk when reading (memory vs. speed).")
-@click.option("--model-format", type=click.Choice(["svmtrain", "liblinear"]), default="svmtrain",
-              show_default=True, help="Write the model in svmtrain's format or as a LIBLINEAR model file.")
+@click.option("--model-format", type=click.Choice(["svmtrain", "liblinear", "libsvm"]), default="svmtrain",
+              show_default=True, help="Model file format: svmtrain's, LIBLINEAR's (linear models) or "
+              "LIBSVM's (kernel expansions).")
 @click.option("--record-time", is_flag=True,
               help="Record the training time in the model header (the file then differs between runs).")
 @click.option("-q", "quiet", is_flag=True, help="Quiet: no progress bars, no summary.")
@@ -86,6 +101,9 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     if model_format == "liblinear":
         from ..io.liblinear_format import write_liblinear_model
         write_liblinear_model(model, model_file)
+    elif model_format == "libsvm":
+        from ..io.libsvm_format import write_libsvm_model
+        write_libsvm_model(model, model_file)
     else:
         from ..io.model_io import save_model
         save_model(model, model_file)

@@ -19,24 +19,30 @@ Floats are written with ``repr`` and so read back bit for bit. Each model
 class (``svmtrain.model.LinearModel`` and later kinds) provides
 ``file_fields()``, ``file_sections()`` and ``from_file(...)``; this module
 knows only the layout. A file whose first line is ``solver_type ...`` is a
-LIBLINEAR model and is read by ``svmtrain.io.liblinear_format``.
+LIBLINEAR model and is read by ``svmtrain.io.liblinear_format``; one whose
+first line is ``svm_type ...`` is a LIBSVM model (``svmtrain.io.libsvm_format``).
 """
+import dataclasses
 import importlib
 
 import numpy as np
 
 from ..dataset import Chunk
 from ..errors import ModelFormatError
+from ..params import TrainParams
 from .atomic import atomic_write
 
 MAGIC = "svmtrain-model"
 VERSION = 1
 # kind -> "module:Class"; imported only when a file of that kind is read
-KINDS = {"linear": "svmtrain.model:LinearModel"}
-# informational keys any model may carry (training parameters and results)
-INFORMATIONAL = (
-    "solver", "lam", "C", "bias_value", "unreg_bias", "eps", "epochs", "batch_size", "seed", "average",
-    "loss", "class_weights", "max_iter", "threads", "max_time", "cut_buffer", "ocas_method",
+KINDS = {
+    "linear": "svmtrain.model:LinearModel",
+    "kernel": "svmtrain.kernel_model:KernelModel",
+    "fourier": "svmtrain.feature_maps:FourierModel",
+}
+# informational keys any model may carry: every training parameter, and results
+# (a model class may add its own in INFO_KEYS)
+INFORMATIONAL = tuple(f.name for f in dataclasses.fields(TrainParams)) + (
     "lambda_used", "C_used", "n_train", "objective", "n_iter", "converged", "train_time",
 )
 
@@ -103,6 +109,9 @@ def load_model(path):
             if first.startswith("solver_type"):
                 from .liblinear_format import read_liblinear_model
                 return read_liblinear_model(path)
+            if first.startswith("svm_type"):
+                from .libsvm_format import read_libsvm_model
+                return read_libsvm_model(path)
             return _read_svmtrain(path, first, f)
     except UnicodeDecodeError:
         raise ModelFormatError(path, None, "not a model file (binary content)") from None
@@ -184,7 +193,7 @@ def _read_svmtrain(path, first, f):
         key, _, value = lines[pos].partition(" ")
         if key in own:
             fields[key] = (pos + 2, value)
-        elif key in INFORMATIONAL:
+        elif key in INFORMATIONAL or key in getattr(cls, "INFO_KEYS", ()):
             header.append((key, value))
         else:
             raise ModelFormatError(path, pos + 2, f"unknown header key {key!r}")

@@ -11,11 +11,17 @@ SOLVERS = {
     "pegasos": "svmtrain.solvers.pegasos",
     "dcd": "svmtrain.solvers.dcd",
     "ocas": "svmtrain.solvers.ocas",
+    "sbp": "svmtrain.solvers.sbp",
+    "asset": "svmtrain.solvers.asset",
 }
+# solvers with a separate kernelized module, used when -t names a nonlinear kernel
+KERNELIZED = {"pegasos": "svmtrain.solvers.kernel_pegasos"}
 
 
-def get_solver(name):
-    """The solver module for ``-s name`` (params.check_params has vetted the name)."""
+def get_solver(name, kernel_type=None):
+    """The solver module for ``-s name`` (and ``-t kernel_type`` where it matters)."""
     if name not in SOLVERS:
         raise ParameterError(f"unknown solver '{name}'; known solvers: {', '.join(SOLVERS)}")
+    if kernel_type not in (None, 0) and name in KERNELIZED:
+        return importlib.import_module(KERNELIZED[name])
     return importlib.import_module(SOLVERS[name])
