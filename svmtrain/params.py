@@ -13,7 +13,7 @@ from .errors import ParameterError
 
 @dataclass
 class TrainParams:
-    solver: str = "pegasos"
+    solver: str = "dcd"
     lam: float = None           # -l
     C: float = None             # -c
     bias: float = -1.0          # -B: constant feature value; < 0 means none

@@ -36,7 +36,8 @@ def naive_dcd(X, y, C_pos, C_neg, loss="hinge", B=-1.0, eps=1e-8, max_iter=10000
             pg_max, pg_min = max(pg_max, PG), min(pg_min, PG)
             if PG != 0.0:
                 old = alpha[i]
-                alpha[i] = min(max(old - G / Qii[i], 0.0), U[i])
+                step = -G / Qii[i] if Qii[i] > 0 else np.copysign(np.inf, -G)   # empty row, hinge
+                alpha[i] = min(max(old + step, 0.0), U[i])
                 w += (alpha[i] - old) * y[i] * X[i]
         if pg_max - pg_min <= eps:
             break

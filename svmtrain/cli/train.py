@@ -14,8 +14,19 @@ standard input) and write MODEL_FILE (default: TRAIN_FILE's base name +
 '.model' in the current directory, as LIBLINEAR)."""
 
 
-@click.command(help=HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("-s", "solver", default="pegasos", show_default=True, metavar="SOLVER",
+class _Command(click.Command):
+    """``--cache`` alone never takes the next word as its PATH (that is
+    ``--cache=PATH``), so ``svm-train --cache data.svm`` trains on data.svm."""
+
+    def parse_args(self, ctx, args):
+        if "--cache" in args:
+            end = args.index("--") if "--" in args else len(args)
+            args = ["--cache=" if a == "--cache" and i < end else a for i, a in enumerate(args)]
+        return super().parse_args(ctx, args)
+
+
+@click.command(cls=_Command, help=HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("-s", "solver", default="dcd", show_default=True, metavar="SOLVER",
               help=f"Solver: {', '.join(SOLVERS)}.")
 @click.option("-c", "C", type=float, help="Cost C (lambda = 1/(n C)). Default C = 1 when neither -c nor -l.")
 @click.option("-l", "lam", type=float, help="Regularisation lambda (instead of -c).")
@@ -54,6 +65,9 @@ standard input) and write MODEL_FILE (default: TRAIN_FILE's base name +
 @click.option("--strongly-convex", is_flag=True, help="ASSET*: step 1/(lambda j), no bias, no averaging (asset).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of every random choice.")
 @click.option("--chunk-size", type=int, default=None, help="Rows per chunk when reading (memory vs. speed).")
+@click.option("--cache", "cache", default=None, metavar="[=PATH]",
+              help="Keep the parsed data in a binary cache file (TRAIN_FILE.svmcache, or PATH given as "
+              "--cache=PATH) and map it instead of parsing on later runs; rebuilt when TRAIN_FILE changes.")
 @click.option("--model-format", type=click.Choice(["svmtrain", "liblinear", "libsvm"]), default="svmtrain",
               show_default=True, help="Model file format: svmtrain's, LIBLINEAR's (linear models) or "
               "LIBSVM's (kernel expansions).")
@@ -71,6 +85,7 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     from ..io.reader import read_libsvm
     from ..params import TrainParams, check_params
 
+    cache = options.pop("cache", None)
     params = check_params(TrainParams(class_weights=dict(class_weights), **options))
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
@@ -83,7 +98,13 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
 
     total = _size_of(train_file)
     with Progress(show, "reading", total=total, unit="B", unit_scale=True) as bar:
-        data = read_libsvm(train_file, chunk_rows=chunk_size, progress=bar.advance)
+        if cache is None:
+            data = read_libsvm(train_file, chunk_rows=chunk_size, progress=bar.advance)
+        else:
+            from ..io.cache import default_cache_path, load_or_build
+            data = load_or_build(train_file, cache or default_cache_path(train_file),
+                                 lambda p: read_libsvm(p, chunk_rows=chunk_size, progress=bar.advance),
+                                 log=lambda s: click.echo(f"svm-train: {s}", err=True))
 
     if folds is not None:
         from ..training import cross_validate
@@ -98,6 +119,8 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     if record_time:
         model.header.append(("train_time", round(model.train_time, 6)))
 
+    from ..io.cache import remove_stale_temps
+    remove_stale_temps(model_file)   # left by a run that was killed while writing it
     if model_format == "liblinear":
         from ..io.liblinear_format import write_liblinear_model
         write_liblinear_model(model, model_file)
@@ -119,16 +142,20 @@ def _size_of(path):
 
 
 def _summary(model, data, params, echo):
+    """LIBLINEAR-like closing lines: iterations, objective (both forms), nSV, time.
+
+    Warnings (an iteration cap reached) come from the solvers through ``log``.
+    """
     header = dict(model.header)
+    lam = header["lambda_used"]
     echo(f"{params.solver}: {data.n_rows} examples, {model.n_features} features, "
-         f"{len(model.labels)} classes, lambda = {header['lambda_used']:.6g} (C = {header['C_used']:.6g})")
-    for label, r in zip(model.labels if model.n_models > 1 else model.labels[:1], model.fit_results):
-        prefix = f"class {label:g}: " if model.n_models > 1 else ""
-        extra = f", nSV = {r.info['n_sv']}" if "n_sv" in r.info else ""
-        echo(f"{prefix}optimization finished, #iter = {r.n_iter}{extra}")
-        echo(f"{prefix}Objective value = {r.objective:.10g}")
-        if not r.converged:
-            echo(f"{prefix}WARNING: the solver stopped before reaching its tolerance")
+         f"{len(model.labels)} classes, lambda = {lam:.6g} (C = {header['C_used']:.6g})")
+    for label, r in zip(model.labels, model.fit_results):
+        prefix = f"class {label:g}: " if len(model.fit_results) > 1 else ""
+        echo(f"{prefix}optimization finished, #iter = {r.n_iter}")
+        echo(f"{prefix}Objective value = {r.objective:.10g} (lambda form; C form {r.objective / lam:.10g})")
+        if "n_sv" in r.info:
+            echo(f"{prefix}nSV = {r.info['n_sv']}")
     echo(f"Training time = {model.train_time:.3f} s")
 
 

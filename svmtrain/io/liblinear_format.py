@@ -22,13 +22,13 @@ tie). Labels are integers. One-class models add a ``rho`` line.
 Interop rules implemented here:
 
 * Reading: every classification solver_type is accepted; regression and
-  one-class types raise ModelFormatError. A two-class MCSVM_CS model is
-  turned into one column ``w[:,1] - w[:,0]`` with the label order swapped,
-  so that decision > 0 gives the second label and a tie (0) the first,
-  exactly as LIBLINEAR's argmax does. A one-class-label model
-  (``nr_class 1``, which LIBLINEAR writes when the training data has one
-  label) always predicts that label; it is read as a binary model whose
-  two labels are equal.
+  one-class types raise ModelFormatError. A two-class MCSVM_CS model keeps
+  only its first column: LIBLINEAR predicts every two-class model by
+  ``w[:,0].x > 0 -> label[0]`` and never looks at the second column, so
+  that column alone is the equivalent binary model. A model of one label
+  (``nr_class 1``, which LIBLINEAR writes when the training data has a
+  single label) always predicts that label; it is read as a binary model
+  whose two labels are equal.
 * Writing: the LinearModel's columns are written as they are; solver_type
   is kept when the model was read from a LIBLINEAR file (and is not
   MCSVM_CS), else L2R_L2LOSS_SVC_DUAL for a squared-hinge model (header
@@ -140,7 +140,8 @@ def read_liblinear_model(path):
         else:
             raise ModelFormatError(path, lineno, f"unknown key '{key}' in model header")
     if w_line is None:
-        raise ModelFormatError(path, len(lines), "truncated: no 'w' line")
+        n_lines = len(lines) - (1 if lines and not lines[-1] else 0)
+        raise ModelFormatError(path, max(n_lines, 1), "truncated: no 'w' line")
     for key in ("solver_type", "nr_class", "label", "nr_feature", "bias"):
         if key not in head:
             raise ModelFormatError(path, w_line, f"missing '{key}' before 'w'")
@@ -158,9 +159,8 @@ def read_liblinear_model(path):
 
     labels = np.asarray(labels, np.float64)
     if st == "MCSVM_CS" and nr_class == 2:
-        # argmax of (w0.x, w1.x), label[0] on a tie  ==  (w1 - w0).x > 0 -> label[1]
-        W = (W[:, 1] - W[:, 0]).reshape(-1, 1)
-        labels = labels[::-1].copy()
+        # LIBLINEAR predicts any two-class model by the sign of column 0 alone
+        W = W[:, :1].copy()
     elif nr_class == 1:
         labels = np.array([labels[0], labels[0]], np.float64)
     header = [(HEADER_KEY, st), ("source", "liblinear")]
@@ -213,9 +213,10 @@ def _parse_w(path, lines, w_line, w_size, nr_w):
 
 
 def _fmt(x):
+    """Shortest exact text of a float; integers without '.0', as LIBLINEAR's %.17g."""
     x = float(x)
-    if x == 0.0:
-        return "0"
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
     return repr(x)
 
 

@@ -102,13 +102,9 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     primal_C = 0.5 * ww + loss_sum(y, scores, LOSS_CODES[params.loss], cost)
     objective = primal_C / (max(n, 1) * C)
 
-    if log is not None:
-        log(f"optimization finished, #iter = {n_iter}")
-        if not converged:
-            log(f"WARNING: reaching max number of iterations ({max_iter}); "
-                f"the solution may be inaccurate (raise --max-iter or -e)")
-        log(f"Objective value = {-dual:.6f}")
-        log(f"nSV = {n_sv}")
+    if log is not None and not converged:
+        log(f"WARNING: reaching max number of iterations ({max_iter}); "
+            f"the solution may be inaccurate (raise --max-iter or -e)")
 
     info = {"dual_objective": dual, "primal_C_form": primal_C, "n_sv": int(n_sv),
             "n_iter": n_iter, "C": C}

@@ -69,6 +69,8 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
                 converged = True
                 break
             prev_obj = obj
+    if not converged and log is not None:
+        log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
     w, b = _current(v, state, acc, corr, average and t >= avg_start)
     obj = primal_objective(X, y, w, B, b, lam)
     return FitResult(w=finish_w(w, params), b=b, n_iter=t, objective=obj,
