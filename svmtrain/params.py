@@ -30,6 +30,8 @@ class TrainParams:
     max_time: float = None      # --max-time seconds (ocas)
     cut_buffer: int = 2000      # --cut-buffer (ocas)
     ocas_method: str = "ocas"   # --ocas-method ocas | cp
+    tol_abs: float = 0.0        # --tol-abs: stop when Q_P - Q_D <= this (ocas)
+    qp_bound: float = 0.0       # --qp-bound: stop when Q_P <= this (ocas)
     # kernels (LIBSVM's flags) -- sbp, kernel pegasos, asset
     kernel_type: int = None     # -t: 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (solver default when None)
     gamma: float = None         # -g (1/n_features when None)

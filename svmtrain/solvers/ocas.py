@@ -4,30 +4,51 @@ Minimises, in C-form as svmocas does,
 
     F(w) = 1/2 |w|^2 + sum_i c_i max(0, 1 - y_i w.x_i),   c_i = C * class cost,
 
-by cutting planes. The risk is bounded below by cuts ``b_j - a_j.w``
-taken at earlier points; the reduced problem (regulariser + max over the
-cuts) is solved exactly in its dual by ``qp_simplex`` and gives ``w_c``
-and the lower bound ``Q_D``. OCAS then line-searches exactly between the
-best point so far ``w_b`` and ``w_c`` (``Q_P = F(w_b)``, the upper bound)
-and takes the next cut at ``(1 - mu) w_b + mu w_c`` with mu = 0.1. With
-``params.ocas_method == "cp"`` it is the plain cutting-plane method
-(BMRM / SVMperf): the next cut is taken at ``w_c`` and ``w_b`` is only the
-best iterate seen.
+(the lambda form of FitResult.objective is F / (n C)) by cutting planes.
+A cut taken at a point w is ``R(v) >= b - a.v`` with
+``a = sum_{i viol} c_i y_i x_i``, ``b = sum_{i viol} c_i`` over the margin
+violators at w. The reduced problem (regulariser + max(0, max over cuts))
+is solved in its dual, max ``b.alpha - 1/2 alpha'H alpha`` over
+``alpha >= 0, sum alpha <= 1`` (H = Gram matrix of the cuts, kept and
+extended by one row per cut), by ``_ocas_kernels.qp_simplex``; it gives
+``w_c = sum alpha_j a_j`` and the lower bound ``Q_D`` on min F.
 
-The master loop below is per iteration; everything per example or per
-feature is a numba kernel in ``_ocas_kernels`` (two passes over the data
-per iteration: the outputs of ``w_c`` and the new cut).
+Each iteration (``params.ocas_method == "ocas"``):
+
+1. solve the reduced dual, warm started -> alpha, w_c, Q_D;
+2. one pass over the data: the outputs ``out_d = X (w_c - w_b)``;
+3. the exact line search ``min_{t >= 0} F(w_b + t (w_c - w_b))`` from the
+   kept outputs ``out_b = X w_b`` and ``out_d`` (no further data pass);
+   ``w_b`` moves there and ``Q_P = F(w_b)`` (the upper bound);
+4. stop (below) or take the next cut at ``(1 - mu) w_b + mu w_c``
+   (mu = 0.1): its violators come from the kept outputs, and the cut
+   vector from a second pass over the rows whose violator flag changed
+   since the last cut (added to the last cut's vector) or, when more rows
+   changed than violate, over the violators;
+5. append the cut to the buffer and its Gram row (O(k d)).
+
+With ``"cp"`` it is the plain cutting-plane method (BMRM / SVMperf): no line
+search, the next cut is taken at ``w_c``, and ``w_b`` is the best iterate
+seen (so Q_P is still an upper bound).
+
+Everything per example or per feature is a numba kernel in
+``_ocas_kernels``; this loop does O(1) Python work per iteration.
+``params.threads`` sets numba's thread count for the call (restored after);
+the kernels split their ranges into one block per thread and sum partial
+results in block order, so a run is reproducible for a given thread count.
 
 Stopping (as svmocas): Q_P - Q_D <= eps |Q_P| (``params.eps``, default
 0.01), Q_P - Q_D <= TolAbs (``params.tol_abs`` if the field exists,
 default 0), Q_P <= QPBound (``params.qp_bound`` if it exists, default 0),
-``params.max_time`` seconds, ``params.max_iter`` iterations.
+``params.max_time`` seconds, ``params.max_iter`` iterations (default
+100000). Only the first three count as converged.
 
-When the cut buffer (``params.cut_buffer``) is full the new cut replaces
-the cut that has been inactive (alpha = 0) the longest; when every cut is
-active, the two oldest cuts are merged into their alpha-weighted average
-(a valid cut that keeps the current reduced solution), so the method goes
-on instead of stopping as svmocas does.
+The cut buffer holds at most ``params.cut_buffer`` cuts (default 2000) as
+dense vectors of length d + 1, so it needs 8 (d + 1) bytes per cut. When it
+is full the new cut replaces the cut that has been inactive (alpha = 0)
+the longest; when every cut is active, the two oldest cuts are merged into
+their alpha-weighted average (a valid cut that keeps the current reduced
+solution and Q_D), so the method goes on where svmocas stops.
 """
 import math
 import time
@@ -43,8 +64,9 @@ from .base import FitResult, finish_w, kernel_bias
 DEFAULT_EPS = 0.01
 DEFAULT_MAX_ITER = 100000
 MU = 0.1                 # cut point: (1 - MU) w_b + MU w_c
-QP_TOL_REL = 1e-2        # reduced-QP gap <= QP_TOL_REL * eps * |Q_D|
-QP_TOL_GAP = 1e-3        # ... or <= QP_TOL_GAP * (Q_P - Q_D) of the last iteration
+QP_TOL = 1e-4            # reduced-QP duality gap <= QP_TOL * min(eps |Q_P|, Q_P - Q_D)
+CUT_RESERVE_BYTES = 2 << 30  # initial address space reserved for the cut buffer
+MIN_NNZ_PER_THREAD = 50000  # small problems use fewer threads (see _threads_for)
 DELTA_REFRESH = 32       # recompute a cut from scratch after this many incremental ones
 
 EXIT_TOLREL = "TolRel"
@@ -62,9 +84,12 @@ class _Cuts:
         self.dim = dim
         self.limit = limit
         self.nb = nb
-        self.cap = min(limit, 32)
+        # np.empty reserves address space only (pages are touched row by
+        # row as cuts arrive, as huge pages where numpy can madvise them),
+        # so start with room for up to 2 GiB of cuts and grow rarely
+        self.cap = min(limit, max(2, CUT_RESERVE_BYTES // (8 * dim)))
         self.k = 0
-        self.A = np.zeros((self.cap, dim))
+        self.A = np.empty((self.cap, dim))
         self.H = np.zeros((self.cap, self.cap))
         self.b = np.zeros(self.cap)
         self.alpha = np.zeros(self.cap)
@@ -77,7 +102,7 @@ class _Cuts:
     def _grow(self):
         cap = min(self.limit, 2 * self.cap)
         k = self.k
-        A = np.zeros((cap, self.dim))
+        A = np.empty((cap, self.dim))
         A[:k] = self.A[:k]
         H = np.zeros((cap, cap))
         H[:k, :k] = self.H[:k, :k]
@@ -120,7 +145,8 @@ class _Cuts:
         row[j] = 0.0
         H[i, :k] = row
         H[:k, i] = row
-        self.A[i] = ti * self.A[i] + tj * self.A[j]
+        self.A[i] *= ti
+        K.axpy_sqnorm(self.A[i], tj, self.A[j], self.nb)
         self.b[i] = ti * self.b[i] + tj * self.b[j]
         self.alpha[i] = s
         self.born[i] = min(self.born[i], self.born[j])
@@ -130,15 +156,19 @@ class _Cuts:
     def add(self, a, bval, it):
         slot = self._free_slot()
         k = self.k
-        self.A[slot] = a
         self.b[slot] = bval
         self.alpha[slot] = 0.0
         self.last_active[slot] = it
         self.born[slot] = it
-        aa = K.gram_row(self.A, k, self.A[slot], self.nb, self.hrow)
-        self.hrow[slot] = aa
+        K.gram_row(self.A, k, slot, a, self.nb, self.hrow)
         self.H[slot, :k] = self.hrow[:k]
         self.H[:k, slot] = self.hrow[:k]
+
+
+def _zeros(shape, dtype=np.float64):
+    a = np.empty(shape, dtype)
+    a.fill(0)
+    return a
 
 
 def _check(X, y, n_features, params, class_cost):
@@ -161,15 +191,24 @@ def _check(X, y, n_features, params, class_cost):
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
     """Train one binary linear SVM (hinge loss) by OCAS; see the module doc."""
     _check(X, y, n_features, params, class_cost)
+    nb = _threads_for(params.threads, X.nnz)
     old_threads = numba.get_num_threads()
-    want = params.threads or numba.config.NUMBA_NUM_THREADS
-    want = max(1, min(int(want), numba.config.NUMBA_NUM_THREADS))
-    numba.set_num_threads(want)
+    numba.set_num_threads(nb)
     try:
         return _fit(X, np.ascontiguousarray(y, np.float64), n_features, params,
-                    progress, log, class_cost, want)
+                    progress, log, class_cost, nb)
     finally:
         numba.set_num_threads(old_threads)
+
+
+def _threads_for(threads, nnz):
+    """The thread count (= block count) of a run: ``threads`` (default all
+    cores), but no more than one per MIN_NNZ_PER_THREAD nonzeros, since on
+    small problems the per-iteration cost of waking threads (eight
+    parallel regions per iteration) outweighs the work."""
+    want = threads or numba.config.NUMBA_NUM_THREADS
+    want = min(int(want), numba.config.NUMBA_NUM_THREADS)
+    return max(1, min(want, nnz // MIN_NNZ_PER_THREAD))
 
 
 def _fit(X, y, n_features, params, progress, log, class_cost, nb):
@@ -179,15 +218,15 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
     B = kernel_bias(params)
     C = params.resolved_C(n)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-    tol_abs = float(getattr(params, "tol_abs", None) or 0.0)
-    qp_bound = float(getattr(params, "qp_bound", None) or 0.0)
+    tol_abs = float(params.tol_abs)
+    qp_bound = float(params.qp_bound)
     max_iter = params.max_iter or DEFAULT_MAX_ITER
     max_time = params.max_time if params.max_time is not None else math.inf
     cut_limit = params.cut_buffer or 2000
     method = params.ocas_method
     mu = MU if method == "ocas" else 1.0
 
-    w_b = np.zeros(dim)
+    w_b = _zeros(dim)
     if n == 0:
         return FitResult(w=finish_w(w_b, params), n_iter=0, objective=0.0, converged=True,
                          info={"Q_P": 0.0, "Q_D": 0.0, "gap_rel": 0.0, "n_cuts": 0,
@@ -195,20 +234,24 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
 
     indptr, indices, values = X.indptr, X.indices, X.values
     cw = np.where(y > 0, C * float(class_cost[0]), C * float(class_cost[1]))
-    out_b = np.zeros(n)
-    out_c = np.zeros(n)
-    viol = np.zeros(n, np.int8)
-    prev = np.zeros(n, np.int8)
-    kb = np.empty(n)
-    wb = np.empty(n)
+    # large arrays by np.empty + fill: numpy madvises huge pages for its own
+    # allocations but not for np.zeros (calloc), and first touches of 4 KiB
+    # pages can cost more than the arithmetic done on them
+    out_b = _zeros(n)
+    out_d = _zeros(n)
+    viol = _zeros(n, np.int8)
+    prev = _zeros(n, np.int8)
+    ls_t = np.empty(n)      # line-search scratch: breakpoints and their weights
+    ls_w = np.empty(n)
     buf = np.empty((nb, dim)) if nb > 1 else np.empty((1, 1))
-    w_c = np.zeros(dim)
-    a_new = np.zeros(dim)
-    a_prev = np.zeros(dim)
+    w_c = _zeros(dim)
+    w_d = _zeros(dim)
+    a_new = _zeros(dim)
+    a_prev = _zeros(dim)
     cuts = _Cuts(dim, cut_limit, nb)
 
     # iteration 0: w_b = 0; every example violates; first cut at 0
-    loss, nerr, nv, bsum, nch = K.update_outputs(y, cw, out_b, out_c, 0.0, 0.0, viol, prev, nb)
+    loss, nerr, nv, bsum, nch = K.update_outputs(y, cw, out_b, out_d, 0.0, 0.0, viol, prev, nb)
     Q_P = loss
     Q_D = 0.0
     history = [(0, time.perf_counter() - t0, Q_P, Q_D)]
@@ -227,29 +270,27 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
     while True:
         it += 1
         k = cuts.k
-        tol_qp = max(QP_TOL_REL * eps * abs(Q_D), 0.0)
-        tol_qp = min(tol_qp, QP_TOL_GAP * gap_prev) if gap_prev > 0 else tol_qp
+        tol_qp = QP_TOL * min(eps * abs(Q_P), gap_prev) if gap_prev > 0 else 0.0
         f, qgap, steps, _ = K.qp_simplex(cuts.H, cuts.b, cuts.alpha, k, 1.0,
-                                         tol_qp, 0.0, max(100000, 1000 * k))
+                                         tol_qp, 0.0, max(100000, 1000 * k), 3 * k + 50)
         qp_steps_total += steps
         Q_D = max(Q_D, -f)
         active = cuts.alpha[:k] > 0.0
         cuts.last_active[:k][active] = it
-        scc, scb, sbb = K.combine_cuts(cuts.A, cuts.alpha, k, w_b, w_c, nb)
-        margins(indptr, indices, values, w_c, B, 0.0, out_c)
+        scc, qa, qb = K.combine_cuts(cuts.A, cuts.alpha, k, w_b, w_c, w_d, nb)
+        margins(indptr, indices, values, w_d, B, 0.0, out_d)
         if method == "ocas":
-            qa = scc - 2.0 * scb + sbb
-            qb = scb - sbb
-            t = K.line_search(y, cw, out_b, out_c, qa, qb, nb, kb, wb)[0] if qa > 0.0 else 0.0
+            t = K.line_search(y, cw, out_b, out_d, qa, qb, nb, ls_t, ls_w)[0] if qa > 0.0 else 0.0
         else:
-            F_c = 0.5 * scc + K.loss_at(y, cw, out_b, out_c, 1.0, nb)
+            F_c = 0.5 * scc + K.loss_at(y, cw, out_b, out_d, 1.0, nb)
             t = 1.0 if F_c < Q_P else 0.0
         viol, prev = prev, viol
-        loss, nerr, nv, bsum, nch = K.update_outputs(y, cw, out_b, out_c, t, mu, viol, prev, nb)
-        if t != 0.0:
-            w_b *= 1.0 - t
-            w_b += t * w_c
-        Q_P = 0.5 * float(w_b @ w_b) + loss
+        loss, nerr, nv, bsum, nch = K.update_outputs(y, cw, out_b, out_d, t, mu, viol, prev, nb)
+        if t == 1.0:
+            w_b[:] = w_c
+            Q_P = 0.5 * scc + loss
+        else:
+            Q_P = 0.5 * K.axpy_sqnorm(w_b, t, w_d, nb) + loss
         gap = Q_P - Q_D
         gap_prev = gap
         elapsed = time.perf_counter() - t0

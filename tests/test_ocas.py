@@ -1,0 +1,525 @@
+"""Tests of ``-s ocas`` (svmtrain/solvers/ocas.py and _ocas_kernels.py).
+
+Reference optimum: LIBLINEAR (liblinear-official) -s 3 (L2-regularised
+hinge loss, dual CD) with -e 1e-6, its C-form primal objective computed
+here from its w. -s 3 stops on a projected-gradient criterion, so its
+objective is an upper bound on F* that can sit ~1e-4 above it; the tests
+that need a tight bound on F* from below also use the dual value Q_D of a
+high-accuracy OCAS run (a valid lower bound whatever the run did).
+"""
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from svmtrain.dataset import Chunk
+from svmtrain.errors import ParameterError
+from svmtrain.io.reader import read_libsvm
+from svmtrain.params import TrainParams
+from svmtrain.solvers import _ocas_kernels as K
+from svmtrain.solvers import ocas
+
+import naive_ocas as N
+from conftest import bundled
+
+liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+
+
+# ---------------------------------------------------------------------------
+# data
+# ---------------------------------------------------------------------------
+def _chunk_from_csr(M, labels):
+    M = sp.csr_matrix(M)
+    M.sort_indices()
+    return Chunk(labels=np.asarray(labels, np.float64), indptr=M.indptr.astype(np.int64),
+                 indices=M.indices.astype(np.int32), values=M.data.astype(np.float64),
+                 qid=np.zeros(M.shape[0], np.int64))
+
+
+def _csr(X, d):
+    return sp.csr_matrix((X.values, X.indices, X.indptr), shape=(X.n_rows, d))
+
+
+class Problem:
+    def __init__(self, X, y, d):
+        self.X, self.y, self.d = X, y, d
+        self.M = _csr(X, d)
+        self._ref = {}
+
+    def primal(self, w, C=1.0, B=-1.0, cost=(1.0, 1.0)):
+        """C-form primal F of an extended w (length d+1) or a plain w (length d)."""
+        w = np.asarray(w, float)
+        out = self.M @ w[:self.d]
+        if len(w) > self.d:
+            out = out + w[self.d] * max(B, 0.0)
+        cw = np.where(self.y > 0, C * cost[0], C * cost[1])
+        return 0.5 * w @ w + float(np.sum(cw * np.maximum(0.0, 1.0 - self.y * out)))
+
+    def liblinear(self, C=1.0, B=-1.0, cost=(1.0, 1.0)):
+        """(F_lib, w_ext) of LIBLINEAR -s 3 -e 1e-6 on this problem."""
+        key = (C, B, cost)
+        if key not in self._ref:
+            opts = f"-s 3 -c {C} -e 1e-6 -q"
+            if B >= 0:
+                opts += f" -B {B}"
+            if cost != (1.0, 1.0):
+                opts += f" -w1 {cost[0]} -w-1 {cost[1]}"
+            m = liblinearutil.train(self.y, self.M, opts)
+            w, b = m.get_decfun(m.get_labels().index(1))
+            w_ext = np.r_[np.asarray(w, float), b / B if B > 0 else 0.0]
+            self._ref[key] = (self.primal(w_ext, C, B, cost), w_ext)
+        return self._ref[key]
+
+
+@pytest.fixture(scope="module")
+def a9a():
+    X = read_libsvm(bundled("a9a.xz"))
+    return Problem(X, np.where(X.labels > 0, 1.0, -1.0), 123)
+
+
+@pytest.fixture(scope="module")
+def a9a_test():
+    return read_libsvm(bundled("a9a.t.xz"))
+
+
+@pytest.fixture(scope="module")
+def mushrooms():
+    X = read_libsvm(bundled("mushrooms.xz"))
+    return Problem(X, np.where(X.labels == 1, 1.0, -1.0), X.n_features)
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    rng = np.random.default_rng(7)
+    n, d = 2000, 500
+    M = sp.random(n, d, density=0.02, random_state=np.random.RandomState(7), format="csr")
+    M.data = rng.normal(size=M.nnz)
+    w_true = rng.normal(size=d)
+    y = np.where(M @ w_true + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return Problem(_chunk_from_csr(M, y), y, d)
+
+
+def _fit(P, class_cost=(1.0, 1.0), **kw):
+    kw.setdefault("C", 1.0)
+    kw.setdefault("threads", 1)     # the test machine's cores are shared
+    return ocas.fit(P.X, P.y, P.d, TrainParams(solver="ocas", **kw), class_cost=class_cost)
+
+
+def _check_history(res, F_upper, F_lower, slack=1e-9):
+    """Q_D <= F* <= Q_P at every iteration, with F_lower <= F* <= F_upper."""
+    for it, _, Q_P, Q_D in res.info["history"]:
+        assert Q_D <= F_upper * (1 + slack), (it, Q_D, F_upper)
+        assert Q_P >= F_lower * (1 - slack), (it, Q_P, F_lower)
+    Q_P = [h[2] for h in res.info["history"]]
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(Q_P, Q_P[1:]))  # OCAS: monotone
+
+
+# ---------------------------------------------------------------------------
+# the solver on real and synthetic data
+# ---------------------------------------------------------------------------
+def test_a9a_objective_bounds_and_accuracy(a9a, a9a_test):
+    F_lib, w_lib = a9a.liblinear()
+    lines, prog = [], []
+    res = ocas.fit(a9a.X, a9a.y, a9a.d, TrainParams(solver="ocas", C=1.0, threads=1),
+                   progress=lambda d, t: prog.append((d, t)), log=lines.append)
+    assert res.converged and res.info["exit"] == "TolRel"
+    assert res.info["gap_rel"] <= 0.01
+    F = a9a.primal(res.w)
+    assert F == pytest.approx(res.info["Q_P"], rel=1e-10)
+    assert F <= F_lib * 1.01
+    # lambda-form objective = F / (n C)
+    assert res.objective == pytest.approx(F / a9a.X.n_rows, rel=1e-10)
+    hi = _fit(a9a, eps=1e-5)
+    assert hi.info["Q_D"] <= F_lib * (1 + 1e-9)
+    assert F_lib - hi.info["Q_D"] <= 1e-3 * F_lib    # the two references agree
+    _check_history(res, F_lib, hi.info["Q_D"])
+    _check_history(hi, F_lib, hi.info["Q_D"])
+    # the iteration log and progress
+    assert len(lines) == res.n_iter + 1 and lines[0].startswith("   0:")
+    assert "Q_P=" in lines[-1] and "nza=" in lines[-1] and "err=" in lines[-1]
+    assert prog[-1] == (res.n_iter, ocas.DEFAULT_MAX_ITER)
+    # test accuracy within 0.1 point of LIBLINEAR's
+    T = _csr(a9a_test, 123)
+    yt = np.where(a9a_test.labels > 0, 1.0, -1.0)
+    acc = np.mean(np.where(T @ res.w > 0, 1.0, -1.0) == yt)
+    acc_lib = np.mean(np.where(T @ w_lib[:123] > 0, 1.0, -1.0) == yt)
+    assert abs(acc - acc_lib) <= 0.001
+
+
+def test_mushrooms(mushrooms):
+    F_lib, _ = mushrooms.liblinear()
+    res = _fit(mushrooms)
+    assert res.converged
+    assert mushrooms.primal(res.w) <= F_lib * 1.01
+    hi = _fit(mushrooms, eps=1e-5)
+    _check_history(res, F_lib, hi.info["Q_D"])
+    assert hi.info["Q_D"] <= F_lib * (1 + 1e-9)
+
+
+def test_synthetic_with_bias(synthetic):
+    for B in (-1.0, 1.0):
+        F_lib, _ = synthetic.liblinear(B=B)
+        res = _fit(synthetic, bias=B)
+        assert len(res.w) == synthetic.d + (1 if B >= 0 else 0)
+        F = synthetic.primal(res.w, B=B)
+        assert F <= F_lib * 1.01
+        hi = _fit(synthetic, bias=B, eps=1e-5)
+        _check_history(res, F_lib, hi.info["Q_D"])
+        assert hi.info["Q_D"] <= F_lib * (1 + 1e-9) and F_lib <= hi.info["Q_P"] * (1 + 1e-3)  # -s 3 stops early
+
+
+def test_class_cost_and_C(synthetic):
+    cost = (2.0, 0.5)
+    F_lib, _ = synthetic.liblinear(C=0.3, cost=cost)
+    res = ocas.fit(synthetic.X, synthetic.y, synthetic.d,
+                   TrainParams(solver="ocas", C=0.3, eps=1e-4, threads=1), class_cost=cost)
+    F = synthetic.primal(res.w, C=0.3, cost=cost)
+    assert F == pytest.approx(res.info["Q_P"], rel=1e-10)
+    assert F <= F_lib * (1 + 1e-4) and res.info["Q_D"] <= F_lib * (1 + 1e-9)
+    # lam gives the same problem as C = 1 / (n lam)
+    lam = 1.0 / (synthetic.X.n_rows * 0.3)
+    r2 = ocas.fit(synthetic.X, synthetic.y, synthetic.d,
+                  TrainParams(solver="ocas", lam=lam, eps=1e-4, threads=1), class_cost=cost)
+    assert r2.info["Q_P"] == pytest.approx(res.info["Q_P"], rel=1e-9)
+
+
+def test_cp_method_converges(synthetic, mushrooms):
+    for P in (synthetic, mushrooms):
+        F_lib, _ = P.liblinear()
+        res = _fit(P, ocas_method="cp", eps=0.02)
+        assert res.converged and res.info["gap_rel"] <= 0.02
+        assert P.primal(res.w) <= F_lib * 1.02
+        for _, _, Q_P, Q_D in res.info["history"]:
+            assert Q_D <= F_lib * (1 + 1e-9)
+
+
+def test_tiny_cut_buffer(a9a, synthetic):
+    F_lib, _ = a9a.liblinear()
+    res = _fit(a9a, cut_buffer=5)
+    assert res.converged and res.info["n_cuts"] <= 5
+    assert res.info["cuts_merged"] + res.info["cuts_dropped"] > 0
+    assert a9a.primal(res.w) <= F_lib * 1.01
+    # dropping / merging cuts keeps Q_D a lower bound and non-decreasing
+    Q_D = [h[3] for h in res.info["history"]]
+    assert all(b >= a for a, b in zip(Q_D, Q_D[1:]))
+    assert max(Q_D) <= F_lib * (1 + 1e-9)
+    # the smallest buffer: the aggregate of all earlier cuts plus the new one
+    F_lib, _ = synthetic.liblinear()
+    r2 = _fit(synthetic, cut_buffer=2)
+    assert r2.converged and r2.info["n_cuts"] == 2 and r2.info["cuts_merged"] > 0
+    assert synthetic.primal(r2.w) <= F_lib * 1.01
+    assert max(h[3] for h in r2.info["history"]) <= F_lib * (1 + 1e-9)
+
+
+def test_threads_deterministic(a9a):
+    """Reductions are per block, one block per thread, summed in block
+    order: the result depends on the thread count only through rounding,
+    and not at all on the schedule. (Rounding differences do grow slowly
+    along the OCAS path, so compare at the default tolerance.)"""
+    assert ocas._threads_for(2, a9a.X.nnz) == min(2, numba.config.NUMBA_NUM_THREADS)
+    assert ocas._threads_for(8, 3 * ocas.MIN_NNZ_PER_THREAD) == min(3, numba.config.NUMBA_NUM_THREADS)
+    assert ocas._threads_for(None, 10) == 1
+    old = numba.get_num_threads()
+    r1 = _fit(a9a, threads=1)
+    assert numba.get_num_threads() == old and r1.info["threads"] == 1
+    r2 = _fit(a9a, threads=2)
+    assert numba.get_num_threads() == old
+    assert r1.n_iter == r2.n_iter
+    assert r2.objective == pytest.approx(r1.objective, rel=1e-12)
+    r3 = _fit(a9a, threads=2)
+    assert r3.objective == r2.objective and np.array_equal(r3.w, r2.w)
+
+
+def _shifted(a):
+    """A copy of a starting one element past an allocation's start (so
+    differently aligned than a fresh array)."""
+    buf = np.empty(len(a) + 1, a.dtype)
+    buf[1:] = a
+    return buf[1:]
+
+
+def test_independent_of_memory_layout(synthetic):
+    """The same run on differently aligned copies of the data, with the
+    allocator's state perturbed (so the solver's own arrays land at other
+    alignments too), gives bit-identical results: no kernel reassociates
+    sums, which would make them depend on alignment."""
+    P = synthetic
+    params = TrainParams(solver="ocas", C=0.3, eps=1e-4, threads=1)
+    runs = []
+    for pad in range(6):
+        # hold on to blocks of the sizes the solver allocates, so that its
+        # arrays come from other places of the heap than in the last run
+        junk = [np.empty(P.d + 1) for _ in range(pad)] + [np.empty(s) for s in range(1, 2 * pad)]
+        X = P.X
+        if pad % 2:
+            X = Chunk(labels=_shifted(X.labels), indptr=_shifted(X.indptr),
+                      indices=_shifted(X.indices), values=_shifted(X.values), qid=X.qid)
+        runs.append(ocas.fit(X, P.y, P.d, params, class_cost=(2.0, 0.5)))
+        del junk
+    for r in runs[1:]:
+        assert r.n_iter == runs[0].n_iter and np.array_equal(r.w, runs[0].w)
+        assert [h[2:] for h in r.info["history"]] == [h[2:] for h in runs[0].info["history"]]
+
+
+def test_stopping_rules(synthetic):
+    r = _fit(synthetic, eps=1e-9, max_iter=3)
+    assert r.n_iter == 3 and not r.converged and r.info["exit"] == "MaxIter"
+    assert len(r.info["history"]) == 4
+    r = _fit(synthetic, eps=1e-12, max_time=1e-9)
+    assert r.n_iter == 1 and not r.converged and r.info["exit"] == "MaxTime"
+
+
+def test_parameter_errors(synthetic):
+    with pytest.raises(ParameterError, match="-R"):
+        _fit(synthetic, unreg_bias=True)
+    with pytest.raises(ParameterError):
+        _fit(synthetic, cut_buffer=1)
+
+
+def test_empty_and_one_class():
+    X = _chunk_from_csr(sp.csr_matrix((0, 3)), [])
+    r = ocas.fit(X, np.zeros(0), 3, TrainParams(solver="ocas"))
+    assert r.converged and np.all(r.w == 0) and len(r.w) == 3
+    M = sp.csr_matrix(np.array([[1.0, 0.0], [0.5, 2.0], [0.0, 1.0]]))
+    y = np.ones(3)
+    r = ocas.fit(_chunk_from_csr(M, y), y, 2, TrainParams(solver="ocas", eps=1e-8))
+    assert r.converged and np.all(M @ r.w > 0)
+
+
+# ---------------------------------------------------------------------------
+# kernels against their NumPy twins
+# ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(3)
+    n, d = 257, 40
+    M = sp.random(n, d, density=0.2, random_state=np.random.RandomState(3), format="csr")
+    M.data = rng.normal(size=M.nnz)
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    X = _chunk_from_csr(M, y)
+    cw = np.where(y > 0, 1.5, 0.7)
+    return X, y, d, cw, rng
+
+
+@pytest.mark.parametrize("nb", [1, 3])
+@pytest.mark.parametrize("t,mu", [(0.3, 0.1), (1.0, 1.0), (0.0, 0.0), (2.5, 0.1)])
+def test_update_outputs_and_loss_at(small, nb, t, mu):
+    X, y, d, cw, rng = small
+    out_b = rng.normal(size=len(y))
+    out_d = rng.normal(size=len(y))
+    out_b[:10] = y[:10]          # exactly on the margin
+    prev = (rng.random(len(y)) < 0.5).astype(np.int8)
+    viol = np.zeros(len(y), np.int8)
+    ob = out_b.copy()
+    got = K.update_outputs(y, cw, ob, out_d, t, mu, viol, prev, nb)
+    want = N.update_outputs(y, cw, out_b, out_d, t, mu, prev)
+    np.testing.assert_allclose(ob, want[0], rtol=1e-15)
+    np.testing.assert_array_equal(viol[10:], want[1][10:])   # 0..9 sit on the margin
+    assert got[0] == pytest.approx(want[2], rel=1e-13)
+    assert got[1] == want[3]
+    # rows 0..9 sit exactly on the margin, where the two ways of rounding
+    # the cut point's outputs may disagree; the summaries follow viol
+    assert got[2] == int(viol.sum()) and got[4] == int(np.sum(viol != prev))
+    assert got[3] == pytest.approx(float(np.sum(cw[viol == 1])), rel=1e-13)
+    assert K.loss_at(y, cw, out_b, out_d, 0.7, nb) == pytest.approx(
+        N.loss_at(y, cw, out_b, out_d, 0.7), rel=1e-13)
+
+
+@pytest.mark.parametrize("nb", [1, 2, 5])
+@pytest.mark.parametrize("B", [0.0, 1.5])
+def test_scatter_cut(small, nb, B):
+    X, y, d, cw, rng = small
+    Xd = N.dense(X.indptr, X.indices, X.values, d, B)
+    viol = (rng.random(len(y)) < 0.5).astype(np.int8)
+    prev = (rng.random(len(y)) < 0.5).astype(np.int8)
+    buf = np.empty((nb, d + 1))
+    out = np.zeros(d + 1)
+    K.scatter_cut(X.indptr, X.indices, X.values, B, y, cw, viol, prev, False, nb, buf, out)
+    full = N.scatter_cut(Xd, y, cw, viol, prev, False, np.zeros(d + 1))
+    np.testing.assert_allclose(out, full, rtol=1e-12, atol=1e-12)
+    init = rng.normal(size=d + 1)
+    out = init.copy()
+    K.scatter_cut(X.indptr, X.indices, X.values, B, y, cw, viol, prev, True, nb, buf, out)
+    np.testing.assert_allclose(out, N.scatter_cut(Xd, y, cw, viol, prev, True, init),
+                               rtol=1e-12, atol=1e-12)
+    # the delta from prev's cut reproduces the full cut at viol
+    prev_cut = N.scatter_cut(Xd, y, cw, prev, prev, False, np.zeros(d + 1))
+    out = prev_cut.copy()
+    K.scatter_cut(X.indptr, X.indices, X.values, B, y, cw, viol, prev, True, nb, buf, out)
+    np.testing.assert_allclose(out, full, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("nb", [1, 4])
+def test_gram_row_and_combine(small, nb):
+    rng = small[4]
+    A = rng.normal(size=(9, 31))
+    a = rng.normal(size=31)
+    h = np.zeros(9)
+    A_want, h_want = N.gram_row(A, 6, 4, a)
+    aa = K.gram_row(A, 6, 4, a, nb, h)
+    np.testing.assert_array_equal(A, A_want)
+    np.testing.assert_allclose(h[:6], h_want, rtol=1e-13)
+    assert aa == h[4] and aa == pytest.approx(a @ a, rel=1e-13)
+    w = rng.normal(size=31)
+    w_want, nrm_want = N.axpy_sqnorm(w, 0.37, a)
+    assert K.axpy_sqnorm(w, 0.37, a, nb) == pytest.approx(nrm_want, rel=1e-13)
+    np.testing.assert_allclose(w, w_want, rtol=1e-15)
+    alpha = np.r_[0.2, 0.0, 0.5, 0.1, 0.0, 0.05, 9.0, 9.0, 9.0]   # only the first 6 count
+    w_b = rng.normal(size=31)
+    w_c = np.full(31, np.nan)
+    w_d = np.full(31, np.nan)
+    dots = K.combine_cuts(A, alpha, 6, w_b, w_c, w_d, nb)
+    w_want, d_want, *dots_want = N.combine_cuts(A, alpha, 6, w_b)
+    np.testing.assert_allclose(w_c, w_want, rtol=1e-13)
+    np.testing.assert_allclose(w_d, d_want, rtol=1e-13)
+    np.testing.assert_allclose(dots, dots_want, rtol=1e-13)
+
+
+def _random_qp(rng, k, d, dup=False, scale=1.0):
+    A = rng.normal(size=(k, d)) * scale
+    if dup:                     # a duplicate cut and, when there is room, a zero one
+        A[1] = A[0]
+        A[k - 1] = 0.0 if k > 2 else A[k - 1]
+    b = rng.random(k) * scale * 3
+    return A @ A.T, b
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_qp_against_bruteforce(case):
+    rng = np.random.default_rng(100 + case)
+    k = 2 + case % 5
+    d = 3 if case % 3 == 0 else 10        # k > d: a singular Gram matrix
+    H, b = _random_qp(rng, k, d, dup=(case % 4 == 1), scale=10.0 ** (case % 3 - 1))
+    Cb = [1.0, 0.05, 3.0][case % 3]
+    f_bf, a_bf = N.qp_bruteforce(H, b, Cb)
+    alpha = np.zeros(k + 2)               # buffer longer than k: the rest is ignored
+    Hb = np.zeros((k + 2, k + 2))
+    Hb[:k, :k] = H
+    bb = np.r_[b, 0.0, 0.0]
+    scale = max(abs(f_bf), 1e-3)
+    f, gap, _, hit = K.qp_simplex(Hb, bb, alpha, k, Cb, 1e-12 * scale, 0.0, 100000, 100)
+    assert hit and gap <= 1e-10 * scale
+    assert np.all(alpha >= 0) and alpha.sum() <= Cb * (1 + 1e-12)
+    assert f == pytest.approx(N.qp_value(H, b, alpha[:k]), rel=1e-9, abs=1e-12 * scale)
+    assert f <= f_bf + 1e-9 * scale
+    assert f >= f_bf - 1e-9 * scale
+    f_sp, _ = N.qp_scipy(H, b, Cb)
+    assert f <= f_sp + 1e-7 * scale
+    # warm start from a perturbed feasible point lands on the same value
+    alpha2 = np.maximum(alpha + rng.random(k + 2) * 0.01 * Cb, 0.0)
+    alpha2[k:] = 0.0
+    alpha2 *= min(1.0, Cb / alpha2.sum())
+    f2 = K.qp_simplex(Hb, bb, alpha2, k, Cb, 1e-12 * scale, 0.0, 100000, 100)[0]
+    assert f2 == pytest.approx(f, rel=1e-9, abs=1e-10 * scale)
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_qp_smo_only_path(case):
+    """The two-coordinate part alone (no face solves), and the face solver alone."""
+    rng = np.random.default_rng(50 + case)
+    H, b = _random_qp(rng, 6, 4 + case, dup=case == 3)
+    f_bf, _ = N.qp_bruteforce(H, b, 1.0)
+    alpha = np.zeros(6)
+    f, gap, steps, hit = K.qp_simplex(H, b, alpha, 6, 1.0, 1e-11, 0.0, 1000000, 0)
+    assert hit and steps > 0 and f == pytest.approx(f_bf, abs=1e-9)
+    assert f == pytest.approx(N.qp_value(H, b, alpha), abs=1e-12)
+    alpha = np.zeros(6)
+    faces = K.qp_active_set(H, b, alpha, 6, 1.0, 1e-12, 100)
+    if faces > 0:    # it may give up (negative) on degenerate faces; SMO then finishes
+        assert N.qp_value(H, b, alpha) == pytest.approx(f_bf, abs=1e-9)
+    assert np.all(alpha >= 0) and alpha.sum() <= 1.0 + 1e-12
+
+
+def _line_case(rng, n, ties=False):
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    cw = np.where(y > 0, 1.3, 0.8)
+    out_b = rng.normal(size=n) + 0.3 * y
+    out_d = rng.normal(size=n) * 0.5
+    if ties:                            # many identical breakpoints, r = 0, p = 0
+        h = n // 2
+        out_d[:h] = (1.0 - y[:h] * out_b[:h]) * y[:h] / 0.75
+        out_d[h:h + 20] = 0.0
+        out_b[-10:] = y[-10:]
+    w_b = rng.normal(size=6)
+    w_d = rng.normal(size=6) * 2
+    return y, cw, out_b, out_d, w_b, w_d
+
+
+@pytest.mark.parametrize("n,ties,nb", [(50, False, 1), (3000, False, 3), (3000, True, 2),
+                                       (200000, False, 2), (200000, True, 1)])
+def test_line_search(n, ties, nb):
+    rng = np.random.default_rng(n + ties)
+    y, cw, out_b, out_d, w_b, w_d = _line_case(rng, n, ties)
+    for scale in (1e-3, 1.0, 1e3):        # regulariser weak to strong
+        wb_s, wd_s = w_b * np.sqrt(scale), w_d * np.sqrt(scale)
+        qa, qb = wd_s @ wd_s, wb_s @ wd_s
+        kb, wb = np.empty(n), np.empty(n)
+        t, m = K.line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb)
+        t_n = N.line_search(y, cw, out_b, out_d, qa, qb)
+        assert t == pytest.approx(t_n, rel=1e-12, abs=1e-15)
+        phi = lambda s: N.line_phi(y, cw, out_b, out_d, wb_s, wd_s, s)
+        # local optimality, and no point of a fine grid is better
+        p0 = phi(t)[0]
+        for dt in (1e-7, 1e-4):
+            assert p0 <= phi(t + dt * max(t, 1.0))[0] + 1e-9 * abs(p0)
+            if t > 0:
+                assert p0 <= phi(max(t - dt * max(t, 1.0), 0.0))[0] + 1e-9 * abs(p0)
+        if n <= 3000:
+            grid = np.linspace(0.0, 3.0 * max(t, 1.0), 2001)
+            assert p0 <= phi(grid).min() + 1e-9 * abs(p0)
+
+
+def test_line_search_edges():
+    y = np.array([1.0, -1.0, 1.0])
+    cw = np.ones(3)
+    ob = np.array([2.0, -2.0, 3.0])
+    kb, wb = np.empty(3), np.empty(3)
+    # no loss anywhere near: the quadratic's minimum -qb/qa
+    t, m = K.line_search(y, cw, ob, ob * 0.01, 2.0, -1.0, 1, kb, wb)
+    assert m == 0 and t == pytest.approx(0.5)
+    # phi'(0+) >= 0: t = 0
+    assert K.line_search(y, cw, ob, np.zeros(3), 1.0, 0.0, 1, kb, wb)[0] == 0.0
+    # phi' < 0 past the last breakpoint
+    ob = np.array([0.5, -2.0, 3.0])
+    od = np.array([1.0, 0.0, 0.0])     # one breakpoint, at 0.5, where phi' goes -2 -> -1
+    t, m = K.line_search(y, cw, ob, od, 1e-6, -1.0, 1, kb, wb)
+    assert m == 1 and t == pytest.approx(N.line_search(y, cw, ob, od, 1e-6, -1.0), rel=1e-12)
+    assert t > 1e5
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 80), seed=st.integers(0, 2 ** 32 - 1), nb=st.sampled_from([1, 2, 3]),
+       grid=st.sampled_from([0.0, 0.5, 0.25]))
+def test_line_search_property(n, seed, nb, grid):
+    """Random small cases, optionally on a coarse grid (ties, zero slopes,
+    examples exactly on the margin): same t as the sorted walk, and no
+    better point on a fine grid."""
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    cw = rng.choice([0.5, 1.0, 2.0], size=n)
+    out_b = rng.normal(size=n) * 2
+    out_d = rng.normal(size=n)
+    if grid:
+        out_b = np.round(out_b / grid) * grid
+        out_d = np.round(out_d / grid) * grid
+    w_b, w_d = rng.normal(size=3), rng.normal(size=3) + 0.1
+    qa, qb = w_d @ w_d, w_b @ w_d
+    kb, wb = np.empty(n), np.empty(n)
+    t, _ = K.line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb)
+    assert t == pytest.approx(N.line_search(y, cw, out_b, out_d, qa, qb), rel=1e-12, abs=1e-15)
+    phi = lambda s: N.line_phi(y, cw, out_b, out_d, w_b, w_d, s)
+    p0 = phi(t)[0]
+    assert p0 <= phi(np.linspace(0.0, 2.0 * t + 2.0, 801)).min() + 1e-10 * max(1.0, abs(p0))
+
+
+def test_cut_buffer_growth(synthetic, monkeypatch):
+    """Room for cuts is reserved in steps; growing it changes nothing."""
+    r1 = _fit(synthetic, eps=1e-3)
+    monkeypatch.setattr(ocas, "CUT_RESERVE_BYTES", 3 * 8 * (synthetic.d + 1))
+    r2 = _fit(synthetic, eps=1e-3)
+    assert r1.info["n_cuts"] > 12            # grew 3 -> 6 -> 12 -> ...
+    assert r2.n_iter == r1.n_iter and np.array_equal(r2.w, r1.w)
+    r3 = _fit(synthetic, eps=1e-3, cut_buffer=10)   # growth up to a full buffer, then drops/merges
+    assert r3.converged and r3.info["n_cuts"] == 10
