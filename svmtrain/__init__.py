@@ -7,6 +7,13 @@ Public API (imported lazily so that ``import svmtrain`` stays cheap)::
     svmtrain.save_model(model, "a9a.model"); svmtrain.load_model("a9a.model")
     X = svmtrain.read_libsvm("data/a9a.xz")      # a Chunk of CSR arrays
 """
+import os as _os
+
+# numba's OpenMP threads spin while waiting by default; on a busy machine (more
+# runnable threads than cores) that made a 0.1 s OCAS run on a9a take 7-9 s.
+# Sleeping waits cost microseconds per parallel region. A user's setting wins.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 __version__ = "0.1.0"
 __all__ = ["train", "predict", "read_libsvm", "iter_chunks", "load_model", "save_model", "TrainParams"]
 

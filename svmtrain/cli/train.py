@@ -41,12 +41,16 @@ class _Command(click.Command):
 @click.option("--loss", type=click.Choice(["hinge", "squared-hinge"]), default="hinge", show_default=True,
               help="Loss (dcd).")
 @click.option("-w", "class_weights", type=(float, float), multiple=True, metavar="LABEL WEIGHT",
-              help="Multiply C of class LABEL by WEIGHT (dcd; LIBLINEAR's -wi). Repeatable.")
+              help="Multiply C of class LABEL by WEIGHT (dcd, ocas; LIBLINEAR's -wi). Repeatable.")
 @click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")
 @click.option("--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000).")
 @click.option("--threads", type=int, help="Threads for parallel passes (ocas; default all cores).")
 @click.option("--max-time", type=float, help="Time limit in seconds (ocas).")
 @click.option("--cut-buffer", type=int, default=2000, show_default=True, help="Cutting planes kept (ocas).")
+@click.option("--tol-abs", type=float, default=0.0, show_default=True,
+              help="Stop when Q_P - Q_D <= this absolute gap (ocas, svmocas's -a).")
+@click.option("--qp-bound", type=float, default=0.0, show_default=True,
+              help="Stop when the primal objective Q_P <= this (ocas, svmocas's -q).")
 @click.option("--ocas-method", type=click.Choice(["ocas", "cp"]), default="ocas", show_default=True,
               help="ocas, or the plain cutting-plane method cp (ocas).")
 @click.option("-t", "kernel_type", type=click.IntRange(0, 3),
@@ -98,12 +102,13 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
 
     total = _size_of(train_file)
     with Progress(show, "reading", total=total, unit="B", unit_scale=True) as bar:
+        def read(path):
+            return read_libsvm(path, chunk_rows=chunk_size, progress=bar.advance, threads=params.threads)
         if cache is None:
-            data = read_libsvm(train_file, chunk_rows=chunk_size, progress=bar.advance)
+            data = read(train_file)
         else:
             from ..io.cache import default_cache_path, load_or_build
-            data = load_or_build(train_file, cache or default_cache_path(train_file),
-                                 lambda p: read_libsvm(p, chunk_rows=chunk_size, progress=bar.advance),
+            data = load_or_build(train_file, cache or default_cache_path(train_file), read,
                                  log=lambda s: click.echo(f"svm-train: {s}", err=True))
 
     if folds is not None:
