@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
-.PHONY: demo test venv install install-test bench bench-parse bench-startup clean
+.PHONY: demo test venv install install-test bench bench-parse bench-startup clean fuzz bench-cache
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,18 @@ bench-parse: install
 bench-startup: install
 	$(BIN)/python scripts/bench_startup.py
 
+bench-cache: install
+	$(BIN)/python scripts/bench_cache.py
+
 bench: bench-parse bench-startup
+
+# A longer fuzz campaign than the tests run (FUZZ_CASES reader inputs, a seed
+# from the clock unless FUZZ_SEED is given; failing inputs go to results/fuzz-failures/).
+FUZZ_CASES ?= 200000
+FUZZ_CLI_CASES ?= 2000
+FUZZ_SEED ?=
+fuzz: install
+	$(BIN)/python scripts/fuzz.py --cases $(FUZZ_CASES) --cli-cases $(FUZZ_CLI_CASES) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache a9a.model a9a.t.predictions

@@ -71,7 +71,7 @@ class _Command(click.Command):
 @click.option("--chunk-size", type=int, default=None, help="Rows per chunk when reading (memory vs. speed).")
 @click.option("--cache", "cache", default=None, metavar="[=PATH]",
               help="Keep the parsed data in a binary cache file (TRAIN_FILE.svmcache, or PATH given as "
-              "--cache=PATH) and map it instead of parsing on later runs; rebuilt when TRAIN_FILE changes.")
+              "--cache=PATH) and load it instead of parsing on later runs; rebuilt when TRAIN_FILE changes.")
 @click.option("--model-format", type=click.Choice(["svmtrain", "liblinear", "libsvm"]), default="svmtrain",
               show_default=True, help="Model file format: svmtrain's, LIBLINEAR's (linear models) or "
               "LIBSVM's (kernel expansions).")

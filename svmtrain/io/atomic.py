@@ -1,6 +1,7 @@
 """Atomic file replacement: a reader of PATH sees the old file or the new one, never a mix."""
 import contextlib
 import os
+import stat
 import tempfile
 
 
@@ -12,6 +13,17 @@ def atomic_write(path, mode="w"):
     the temporary file is removed (or, after SIGKILL, left as ``.PATH.*.tmp``).
     """
     path = os.fspath(path)
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        special = False
+    if special:
+        # a device, FIFO or directory (/dev/null, /dev/stdout, a named pipe): a rename
+        # would replace the node itself (as root, /dev/null!); write to it in place
+        with open(path, mode) as f:
+            yield f
+            f.flush()
+        return
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
     try:
