@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from .dataset import Chunk, take_rows
-from .errors import ParameterError, SvmtrainError
+from .errors import InputFormatError, ParameterError, SvmtrainError
 from .model import LinearModel
 from .params import check_params
 from .solvers import get_solver
@@ -37,19 +37,24 @@ def _binary_problems(labels, order, params):
     # a single class still yields one problem (all +1); its model predicts that class
 
 
-def train(data, params, progress=None, log=None, n_features=None):
+def train(data, params, progress=None, log=None, n_features=None, source=None):
     """Train a model on ``data`` (a Chunk, or a path read with the fast reader).
 
     Two distinct labels give one binary model, more give one-vs-rest. The
-    returned model predicts the original labels. ``n_features`` overrides
-    the dimension (the largest index in ``data`` otherwise).
+    returned model predicts the original labels, and its numbers are all
+    finite (otherwise SvmtrainError). ``n_features`` overrides the dimension
+    (the largest index in ``data`` otherwise); ``source`` names the data in
+    error messages.
     """
     check_params(params)
     if not isinstance(data, Chunk):
         from .io.reader import read_libsvm
+        source = source or str(data)
         data = read_libsvm(data)
+    source = source or "<data>"
     if data.n_rows == 0:
-        raise SvmtrainError("the training set is empty")
+        raise InputFormatError(source, None, "the training set is empty (no data lines)")
+    check_magnitudes(data, source)
     solver = get_solver(params.solver, params.kernel_type)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
     order = label_order(data.labels)
@@ -66,6 +71,10 @@ def train(data, params, progress=None, log=None, n_features=None):
     else:
         model = _train_linear(solver, data, order, problems, d, params, progress, log)
     model.train_time = time.perf_counter() - start
+    for name, section in model.file_sections():
+        if isinstance(section, np.ndarray) and not np.all(np.isfinite(section)):
+            raise SvmtrainError(f"training diverged: {name} has non-finite numbers; "
+                                "scale the features (e.g. with svm-scale) or change -c/-l")
     results = model.fit_results
     model.header = params.header() + [
         ("lambda_used", params.resolved_lambda(data.n_rows)),
@@ -76,6 +85,18 @@ def train(data, params, progress=None, log=None, n_features=None):
         ("converged", all(r.converged for r in results)),
     ]
     return model
+
+
+def check_magnitudes(data, source):
+    """Reject data whose squared row norms overflow: no solver can train on it."""
+    if len(data.values) == 0:
+        return
+    big = np.abs(data.values) > 1e150
+    if big.any():
+        row = int(np.searchsorted(data.indptr, int(np.argmax(big)), side="right")) - 1
+        raise InputFormatError(source, None, f"data row {row + 1} has a feature value of magnitude "
+                               f"{abs(data.values[np.argmax(big)]):.3g}: squared norms overflow; "
+                               "scale the features (e.g. with svm-scale)")
 
 
 def split_progress(progress, j, n_problems):
@@ -102,7 +123,7 @@ def _train_linear(solver, data, order, problems, d, params, progress, log):
     return model
 
 
-def cross_validate(data, params, folds, log=None):
+def cross_validate(data, params, folds, log=None, source=None):
     """Accuracy (0..1) of ``folds``-fold cross-validation; folds drawn from params.seed."""
     if folds < 2:
         raise ParameterError(f"-v needs at least 2 folds (got {folds})")
@@ -119,7 +140,7 @@ def cross_validate(data, params, folds, log=None):
     for k in range(folds):
         train_rows = np.flatnonzero(fold_of != k)
         test_rows = np.flatnonzero(fold_of == k)
-        model = train(take_rows(data, train_rows), params, log=None, n_features=d)
+        model = train(take_rows(data, train_rows), params, log=None, n_features=d, source=source)
         pred = model.predict(take_rows(data, test_rows))
         correct += int(np.sum(pred == data.labels[test_rows]))
     return correct / n

@@ -2,9 +2,11 @@
 
 Exit codes: 2 for bad input, bad model files and bad parameters (as click's
 usage errors), 1 for failures of the system (a file that cannot be
-written), 130 after Ctrl-C. Never a traceback.
+written) and for internal errors, 130 after Ctrl-C. Never a traceback
+(unless SVMTRAIN_DEBUG is set).
 """
 import contextlib
+import os
 import sys
 
 import click
@@ -25,6 +27,11 @@ def handle_errors(prog):
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         _die(prog, f"{where}{e.strerror or e}", 1)
+    except Exception as e:  # a bug: still one line, the traceback on request
+        if os.environ.get("SVMTRAIN_DEBUG"):
+            raise
+        _die(prog, f"internal error: {type(e).__name__}: {e} (please report it; "
+                   "SVMTRAIN_DEBUG=1 shows the traceback)", 1)
 
 
 def _die(prog, message, code):

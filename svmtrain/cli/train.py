@@ -86,7 +86,7 @@ def main(train_file, model_file, folds, chunk_size, model_format, record_time, q
 
 
 def _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, class_weights, options):
-    from ..io.reader import read_libsvm
+    from ..io.reader import display_name, read_libsvm
     from ..params import TrainParams, check_params
 
     cache = options.pop("cache", None)
@@ -113,13 +113,13 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
 
     if folds is not None:
         from ..training import cross_validate
-        acc = cross_validate(data, params, folds)
+        acc = cross_validate(data, params, folds, source=display_name(train_file))
         click.echo("Cross Validation Accuracy = %g%%" % (100.0 * acc))
         return
 
     from ..training import train
     with Progress(show, f"training ({params.solver})") as bar:
-        model = train(data, params, progress=bar.set_to, log=echo)
+        model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file))
     _summary(model, data, params, echo)
     if record_time:
         model.header.append(("train_time", round(model.train_time, 6)))

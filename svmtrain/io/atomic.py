@@ -20,9 +20,12 @@ def atomic_write(path, mode="w"):
     if special:
         # a device, FIFO or directory (/dev/null, /dev/stdout, a named pipe): a rename
         # would replace the node itself (as root, /dev/null!); write to it in place
-        with open(path, mode) as f:
-            yield f
-            f.flush()
+        try:
+            with open(path, mode) as f:
+                yield f
+                f.flush()
+        except OSError as e:
+            raise _naming(e, path, None) from e
         return
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
@@ -41,7 +44,18 @@ def atomic_write(path, mode="w"):
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise _naming(e, path, tmp) from e
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _naming(e, path, tmp):
+    """``e`` as an OSError that names ``path`` (not the temporary file)."""
+    if e.filename not in (None, tmp):
+        return e
+    return OSError(e.errno, f"cannot write: {e.strerror or e}", path)

@@ -83,7 +83,8 @@ def save_model(model, path):
 
 
 def _write_dense(f, name, a):
-    a = a.reshape(a.shape[0], -1)
+    if a.ndim == 1:
+        a = a.reshape(-1, 1)
     f.write(f"dense {name} {a.shape[0]} {a.shape[1]}\n")
     if a.size:
         f.write("\n".join(" ".join(map(repr, row)) for row in a.tolist()))
