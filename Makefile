@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
-.PHONY: demo test venv install install-test bench bench-parse bench-startup clean fuzz bench-cache
+.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,19 @@ bench-startup: install
 bench-cache: install
 	$(BIN)/python scripts/bench_cache.py
 
-bench: bench-parse bench-startup
+# svmtrain's linear solvers against liblinear-train and svmocas (a9a + a ~900 MB synthetic file)
+bench-linear: install
+	$(BIN)/python scripts/bench.py
+
+# -s sbp against LIBSVM's /usr/bin/svm-train on a9a (RBF, gamma 0.01, C 100)
+bench-kernel: install
+	$(BIN)/python scripts/bench_kernel.py
+
+# -s asset (Nystrom and Fourier features) against LIBSVM on a9a
+bench-asset: install
+	$(BIN)/python scripts/bench_asset.py
+
+bench: bench-startup bench-parse bench-linear bench-kernel bench-asset bench-cache
 
 # A longer fuzz campaign than the tests run (FUZZ_CASES reader inputs, a seed
 # from the clock unless FUZZ_SEED is given; failing inputs go to results/fuzz-failures/).
