@@ -95,13 +95,9 @@ def datasets(args):
                     shutil.copyfileobj(src, dst)
         out.append(("a9a", os.path.join(WORKDIR, "a9a"), os.path.join(WORKDIR, "a9a.t")))
     if "synthetic" in args.datasets:
-        from gen_synthetic import generate
-        name = f"synthetic_{args.rows}x{args.features}x{args.nnz}"
-        path = os.path.join(WORKDIR, name + ".train")
-        if not os.path.exists(path):
-            print(f"generating {path} ...", flush=True)
-            generate(path, rows=args.rows, features=args.features, nnz_per_row=args.nnz, seed=1)
-        out.append((name, path, None))
+        from bench_parse import cached_file   # shared with the parse benchmark: generated once
+        path = str(cached_file(WORKDIR, args.rows, args.features, args.nnz, 1))
+        out.append((os.path.basename(path), path, None))
     return out
 
 

@@ -32,16 +32,16 @@ class _Command(click.Command):
 @click.option("-l", "lam", type=float, help="Regularisation lambda (instead of -c).")
 @click.option("-B", "bias", type=float, default=-1.0, show_default=True,
               help="Add a constant feature of this value (regularised bias, LIBLINEAR's -B); < 0: none.")
-@click.option("-R", "unreg_bias", is_flag=True, help="Learn an unregularised bias (pegasos).")
+@click.option("-R", "unreg_bias", is_flag=True, help="Learn an unregularised bias (pegasos, sbp; implied by asset).")
 @click.option("-e", "eps", type=float, help="Stopping tolerance (solver default: pegasos none, dcd 0.1, ocas 0.01).")
-@click.option("-T", "--epochs", type=int, help="Passes over the data (pegasos default 30).")
-@click.option("-k", "batch_size", type=int, default=1, show_default=True, help="Mini-batch size (pegasos).")
+@click.option("-T", "--epochs", type=int, help="Passes over the data (pegasos default 30, asset 5).")
+@click.option("-k", "batch_size", type=int, default=1, show_default=True, help="Mini-batch size (pegasos, asset).")
 @click.option("--average/--no-average", default=None,
-              help="Average the iterates of the last half of the run (pegasos; default on).")
+              help="Average the iterates of the last half of the run (pegasos, asset; default on).")
 @click.option("--loss", type=click.Choice(["hinge", "squared-hinge"]), default="hinge", show_default=True,
               help="Loss (dcd).")
 @click.option("-w", "class_weights", type=(float, float), multiple=True, metavar="LABEL WEIGHT",
-              help="Multiply C of class LABEL by WEIGHT (dcd, ocas; LIBLINEAR's -wi). Repeatable.")
+              help="Multiply C of class LABEL by WEIGHT (dcd, ocas, asset; LIBLINEAR's -wi). Repeatable.")
 @click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")
 @click.option("--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000).")
 @click.option("--threads", type=int, help="Threads for parallel passes (ocas; default all cores).")

@@ -1,0 +1,64 @@
+"""numba kernels of the random Fourier feature map (Rahimi and Recht 2008).
+
+    z(x)[c] = scale * cos(phases[c] + sum_j x_j omega[j, c]),   scale = sqrt(2 / D)
+
+computed straight from CSR rows: each stored entry x_j adds ``x_j`` times
+row j of the dense ``omega`` (n_features x D, C order, so the inner loop is
+contiguous), the input is never densified. Rows are split into blocks run
+in parallel; each block accumulates in its own float64 scratch row so the
+output may be float32 (the training cache) or float64 (prediction).
+Features with index >= n_features (absent at training time) are ignored.
+
+The cosine is :func:`fast_cos`, not libm's: without SVML numba calls a
+scalar libm cos (~20 ns), which made the cosines 80 % of the map's time.
+fast_cos reduces to r in [-pi, pi] (2 pi split in two parts) and sums the
+Taylor series of cos to r^18: truncation error <= pi^20/20! < 4e-9,
+vectorisable, several times faster.
+"""
+import math
+
+import numpy as np
+from numba import njit, prange
+
+ROWS_PER_TASK = 64
+INV_TWO_PI = 1.0 / (2.0 * math.pi)
+TWO_PI_HI = 6.283185307179586          # float64 nearest 2 pi
+TWO_PI_LO = 2.4492935982947064e-16     # 2 pi - TWO_PI_HI
+# (-1)^m / (2m)!, m = 0..9
+COS_COEFFS = tuple((-1.0) ** m / math.factorial(2 * m) for m in range(10))
+C0, C1, C2, C3, C4, C5, C6, C7, C8, C9 = COS_COEFFS
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fast_cos(x):
+    """cos(x) to within 4e-9 for |x| up to ~1e6 (see the module docstring)."""
+    k = np.floor(x * INV_TWO_PI + 0.5)
+    r = (x - k * TWO_PI_HI) - k * TWO_PI_LO
+    z = r * r
+    return C0 + z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * (C6 + z * (C7 + z * (C8 + z * C9))))))))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def fourier_rows(indptr, indices, values, rows, omega, phases, scale, out):
+    """out[r, :] = z(x_{rows[r]}) for every r; see the module docstring."""
+    n = rows.shape[0]
+    n_features = omega.shape[0]
+    D = omega.shape[1]
+    n_tasks = (n + ROWS_PER_TASK - 1) // ROWS_PER_TASK
+    for task in prange(n_tasks):
+        acc = np.empty(D, np.float64)
+        lo = task * ROWS_PER_TASK
+        hi = min(n, lo + ROWS_PER_TASK)
+        for r in range(lo, hi):
+            i = rows[r]
+            for c in range(D):
+                acc[c] = phases[c]
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                if j < n_features:
+                    v = values[p]
+                    for c in range(D):
+                        acc[c] += v * omega[j, c]
+            for c in range(D):
+                out[r, c] = scale * fast_cos(acc[c])
+    return out

@@ -1,0 +1,236 @@
+"""Low-dimensional approximations of kernel feature maps (ASSET, section 2.3).
+
+Two maps turn a kernel SVM into a linear one on d-dimensional feature
+vectors ``V_i = phi(x_i)`` with ``phi(s).phi(t) ~ K(s, t)``:
+
+* :class:`FourierMap` -- random Fourier features for the RBF kernel
+  ``exp(-gamma |u - v|^2)`` (Rahimi and Recht 2008; the paper's eq. 8 with
+  sigma = gamma): ``z(x) = sqrt(2/D) cos(Omega^T x + b)`` with the columns of
+  Omega drawn from N(0, 2 gamma I) and b from U[0, 2 pi). Computed from the
+  sparse rows directly (sparse row times dense Omega).
+* :class:`NystromMap` -- the kernel-matrix approximation of eqs. 6-7: s
+  landmarks S drawn from the training rows without replacement, the
+  eigendecomposition K_SS = Q D Q^T, eigenvalues below ``eig_threshold``
+  dropped, and ``V = K(., S) Q_d D_d^{-1/2}``. Works for every LIBSVM kernel.
+  A linear model gamma on these features is the kernel expansion
+  ``alpha_S = Q_d D_d^{-1/2} gamma`` over the landmarks (section 2.4), so a
+  Nystrom model is an ordinary :class:`svmtrain.kernel_model.KernelModel`.
+
+:class:`FourierModel` is the trained model of the Fourier map: Omega, the
+phases, one weight column per binary problem and the biases; it predicts
+chunk by chunk and reads/writes svmtrain model files (kind ``fourier``).
+"""
+from dataclasses import dataclass, field
+import math
+
+import numpy as np
+
+from ._feature_map_kernels import fourier_rows
+from .dataset import take_rows
+from .errors import ParameterError
+from .kernels import RBF, Kernel, kernel_matrix, sq_norms
+
+# dense scratch of a block of mapped rows is kept under this many bytes
+BLOCK_BYTES = 32 << 20
+
+
+def _row_blocks(n, width, itemsize=8):
+    """[lo, hi) blocks of rows whose n x width scratch fits in BLOCK_BYTES."""
+    step = max(1, BLOCK_BYTES // (itemsize * max(width, 1)))
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
+class FourierMap:
+    """Random Fourier features for exp(-gamma |u - v|^2); see the module docstring."""
+
+    def __init__(self, omega, phases):
+        self.omega = np.ascontiguousarray(omega, np.float64)      # n_features x D
+        self.phases = np.ascontiguousarray(phases, np.float64).reshape(-1)  # D
+        if self.omega.shape[1] != self.phases.shape[0]:
+            raise ValueError("omega and phases disagree on D")
+        self.scale = math.sqrt(2.0 / self.dim) if self.dim else 0.0
+
+    @classmethod
+    def draw(cls, n_features, D, gamma, rng):
+        """Omega ~ N(0, 2 gamma) entrywise (n_features x D), phases ~ U[0, 2 pi)."""
+        omega = rng.normal(0.0, math.sqrt(2.0 * gamma), size=(max(int(n_features), 1), int(D)))
+        phases = rng.uniform(0.0, 2.0 * math.pi, size=int(D))
+        return cls(omega, phases)
+
+    @property
+    def dim(self):
+        return self.omega.shape[1]
+
+    @property
+    def n_features(self):
+        return self.omega.shape[0]
+
+    def transform(self, chunk, rows=None, out=None, dtype=np.float64):
+        """float[len(rows), D]: z(x) of ``rows`` (default all) of ``chunk``."""
+        rows = np.arange(chunk.n_rows, dtype=np.int64) if rows is None else np.ascontiguousarray(rows, np.int64)
+        if out is None:
+            out = np.empty((len(rows), self.dim), dtype)
+        if len(rows):
+            fourier_rows(chunk.indptr, chunk.indices, chunk.values, rows, self.omega, self.phases,
+                         self.scale, out)
+        return out
+
+
+class NystromMap:
+    """V = K(., S) Q_d D_d^{-1/2} over landmark rows S; see the module docstring."""
+
+    def __init__(self, landmarks, kernel, eig_threshold):
+        self.landmarks = landmarks
+        self.kernel = kernel
+        self.landmark_sq = sq_norms(landmarks.indptr, landmarks.values)
+        K = kernel_matrix(kernel, landmarks, self.landmark_sq, landmarks, self.landmark_sq)
+        K = 0.5 * (K + K.T)
+        evals, Q = np.linalg.eigh(K)
+        keep = evals >= eig_threshold
+        self.eigenvalues = evals[keep][::-1].copy()           # descending
+        self.n_dropped = int(len(evals) - keep.sum())
+        # projection P = Q_d D_d^{-1/2} (s x d), largest eigenvalue first
+        self.projection = np.ascontiguousarray(Q[:, keep][:, ::-1] / np.sqrt(self.eigenvalues))
+
+    @classmethod
+    def draw(cls, data, s, kernel, eig_threshold, rng):
+        """s landmarks drawn uniformly without replacement from the rows of ``data``."""
+        s = min(int(s), data.n_rows)
+        rows = np.sort(rng.choice(data.n_rows, size=s, replace=False))
+        return cls(take_rows(data, rows), kernel, eig_threshold)
+
+    @property
+    def dim(self):
+        return self.projection.shape[1]
+
+    @property
+    def n_landmarks(self):
+        return self.landmarks.n_rows
+
+    def transform(self, chunk, rows=None, out=None, dtype=np.float64):
+        """float[len(rows), d]: the rows of V for ``rows`` (default all) of ``chunk``."""
+        if rows is not None:
+            chunk = take_rows(chunk, rows)
+        n = chunk.n_rows
+        if out is None:
+            out = np.empty((n, self.dim), dtype)
+        if n == 0 or self.dim == 0:
+            out[:] = 0.0
+            return out
+        sq = sq_norms(chunk.indptr, chunk.values)
+        for lo, hi in _row_blocks(n, self.n_landmarks):
+            part = take_rows(chunk, np.arange(lo, hi)) if (lo, hi) != (0, n) else chunk
+            Kx = kernel_matrix(self.kernel, part, sq[lo:hi], self.landmarks, self.landmark_sq)
+            if out.dtype == np.float64:
+                np.matmul(Kx, self.projection, out=out[lo:hi])
+            else:
+                out[lo:hi] = Kx @ self.projection
+        return out
+
+    def expansion(self, gamma):
+        """alpha_S = Q_d D_d^{-1/2} gamma: landmark coefficients of linear weights (d x m)."""
+        return self.projection @ np.asarray(gamma, np.float64)
+
+
+def build_map(data, params, n_features, rng):
+    """The feature map of ``params`` (approx, dim, kernel, eig_threshold) fitted on ``data``."""
+    kernel = Kernel(2 if params.kernel_type is None else params.kernel_type,
+                    params.gamma, params.degree, params.coef0).resolved(n_features)
+    if params.approx == "fourier":
+        if kernel.code != RBF:
+            raise ParameterError(f"--approx fourier needs the RBF kernel (-t 2); got -t {kernel.code} "
+                                 f"({kernel.name}); use --approx nystrom")
+        return FourierMap.draw(n_features, params.dim, kernel.gamma, rng), kernel
+    if params.approx == "nystrom":
+        return NystromMap.draw(data, params.dim, kernel, params.eig_threshold, rng), kernel
+    raise ParameterError(f"--approx must be nystrom or fourier (got {params.approx})")
+
+
+@dataclass
+class FourierModel:
+    """A linear model on random Fourier features: scores = z(x) W + b.
+
+    ``W`` holds one column per binary problem (1 for two labels, k for
+    one-vs-rest), as :class:`svmtrain.model.LinearModel`'s W does.
+    """
+    labels: np.ndarray          # float64[k], LIBLINEAR's label order
+    omega: np.ndarray           # float64[n_features, D]
+    phases: np.ndarray          # float64[D]
+    W: np.ndarray               # float64[D, m]
+    b: np.ndarray               # float64[m]
+    n_features: int
+    solver: str = "asset"
+    header: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.labels = np.asarray(self.labels, np.float64)
+        self.W = np.ascontiguousarray(self.W, np.float64)
+        if self.W.ndim == 1:
+            self.W = self.W.reshape(-1, 1)
+        self.b = np.asarray(self.b, np.float64).reshape(-1)
+        self.map = FourierMap(self.omega, self.phases)
+        self.omega, self.phases = self.map.omega, self.map.phases
+
+    @property
+    def n_models(self):
+        return self.W.shape[1]
+
+    @property
+    def dim(self):
+        return self.W.shape[0]
+
+    def decision_function(self, chunk):
+        """float64[n, m]: z(x) W + b for each row, mapped in blocks of rows."""
+        n = chunk.n_rows
+        out = np.empty((n, self.n_models), np.float64)
+        for lo, hi in _row_blocks(n, self.dim):
+            Z = self.map.transform(chunk, rows=np.arange(lo, hi, dtype=np.int64))
+            np.matmul(Z, self.W, out=out[lo:hi])
+        out += self.b
+        return out
+
+    def predict_index(self, scores):
+        """Index into ``labels`` of each row's prediction, as LIBLINEAR decides it."""
+        if len(self.labels) == 1:
+            return np.zeros(scores.shape[0], np.int64)
+        if self.n_models == 1:
+            return np.where(scores[:, 0] > 0, 0, 1)
+        return np.argmax(scores, axis=1)
+
+    def predict_from_scores(self, scores):
+        return self.labels[self.predict_index(scores)]
+
+    def predict(self, chunk):
+        return self.predict_from_scores(self.decision_function(chunk))
+
+    # --- model files (svmtrain.io.model_io) ---
+    KIND = "fourier"
+    FIELDS = ("labels", "n_features", "n_models", "n_random_features", "b")
+
+    def file_fields(self):
+        return [("labels", self.labels), ("n_features", self.n_features), ("n_models", self.n_models),
+                ("n_random_features", self.dim), ("b", self.b)]
+
+    def file_sections(self):
+        return [("Omega", self.omega), ("phases", self.phases.reshape(1, -1)), ("W", self.W)]
+
+    @classmethod
+    def from_file(cls, fields, sections, header, path):
+        """Build from a parsed model file; raises ModelFormatError on inconsistency."""
+        from .model import check_label_columns
+        labels = fields.floats("labels")
+        n_features = fields.int("n_features")
+        n_models = fields.int("n_models", minimum=1)
+        D = fields.int("n_random_features")
+        b = fields.floats("b", n_models)
+        check_label_columns(fields, labels, n_models)
+        omega, phases, W = sections.get("Omega"), sections.get("phases"), sections.get("W")
+        rows = max(n_features, 1)
+        if omega is None or omega.shape != (rows, D):
+            fields.fail("n_random_features", f"section Omega must be {rows} x {D}")
+        if phases is None or phases.shape != (1, D):
+            fields.fail("n_random_features", f"section phases must be 1 x {D}")
+        if W is None or W.shape != (D, n_models):
+            fields.fail("n_random_features", f"section W must be {D} x {n_models}")
+        return cls(labels=labels, omega=omega, phases=phases.reshape(-1), W=W, b=b,
+                   n_features=n_features, solver=dict(header).get("solver", "asset"), header=header)
