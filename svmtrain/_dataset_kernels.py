@@ -12,3 +12,12 @@ def gather_rows(src_indptr, src_indices, src_values, rows, indptr, indices, valu
             indices[q] = src_indices[p]
             values[q] = src_values[p]
             q += 1
+
+
+@njit(cache=True, nogil=True)
+def first_above(values, limit):
+    """Index of the first |values[p]| > limit, or -1 (no temporary arrays)."""
+    for p in range(values.shape[0]):
+        if abs(values[p]) > limit:
+            return p
+    return -1

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 
+from ._dataset_kernels import first_above
 from .dataset import Chunk, take_rows
 from .errors import InputFormatError, ParameterError, SvmtrainError
 from .model import LinearModel
@@ -89,13 +90,11 @@ def train(data, params, progress=None, log=None, n_features=None, source=None):
 
 def check_magnitudes(data, source):
     """Reject data whose squared row norms overflow: no solver can train on it."""
-    if len(data.values) == 0:
-        return
-    big = np.abs(data.values) > 1e150
-    if big.any():
-        row = int(np.searchsorted(data.indptr, int(np.argmax(big)), side="right")) - 1
+    p = first_above(data.values, 1e150)
+    if p >= 0:
+        row = int(np.searchsorted(data.indptr, p, side="right")) - 1
         raise InputFormatError(source, None, f"data row {row + 1} has a feature value of magnitude "
-                               f"{abs(data.values[np.argmax(big)]):.3g}: squared norms overflow; "
+                               f"{abs(data.values[p]):.3g}: squared norms overflow; "
                                "scale the features (e.g. with svm-scale)")
 
 

@@ -80,3 +80,12 @@ def test_take_rows_matches_dense_indexing():
     full = data.values.reshape(-1, d)
     assert np.array_equal(sub.values.reshape(-1, d), full[rows])
     assert np.array_equal(sub.labels, data.labels[rows])
+
+
+def test_first_above_matches_numpy():
+    from svmtrain._dataset_kernels import first_above
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        v = rng.normal(size=50) * 10.0 ** rng.integers(0, 3, size=50)
+        hits = np.flatnonzero(np.abs(v) > 50)
+        assert first_above(v, 50.0) == (hits[0] if len(hits) else -1)
