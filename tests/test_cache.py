@@ -21,6 +21,8 @@ TEXT = (b"# a comment line first\n"
         b"\n"
         b"2.5 # a row with no features\n"
         b"-1 qid:9 5:0.1 1000:3\n")
+# what svm-train can train on: the same rows without the value whose square overflows
+TRAINABLE = TEXT.replace(b"100:1e300", b"100:300")
 
 
 @pytest.fixture(autouse=True, params=[False, True], ids=["read", "mmap"])
@@ -330,7 +332,15 @@ def run(args, input=None):
     return CliRunner().invoke(train_main, [str(a) for a in args], input=input)
 
 
-def test_cli_cache_flag_default_path_and_identical_models(src, tmp_path):
+@pytest.fixture
+def train_src(tmp_path):
+    p = tmp_path / "train.svm"
+    p.write_bytes(TRAINABLE)
+    return p
+
+
+def test_cli_cache_flag_default_path_and_identical_models(train_src, tmp_path):
+    src = train_src
     r = run(["-q", "-s", "pegasos", "-T", "3", "--cache", src, tmp_path / "m1"])   # --cache takes no word
     assert r.exit_code == 0, r.output
     cpath = tmp_path / "train.svm.svmcache"
@@ -343,7 +353,8 @@ def test_cli_cache_flag_default_path_and_identical_models(src, tmp_path):
     assert (tmp_path / "m1").read_bytes() == (tmp_path / "m2").read_bytes() == (tmp_path / "m3").read_bytes()
 
 
-def test_cli_stale_and_damaged_messages(src, tmp_path):
+def test_cli_stale_and_damaged_messages(train_src, tmp_path):
+    src = train_src
     cpath = tmp_path / "c"
     assert run(["-q", "-s", "pegasos", "-T", "1", f"--cache={cpath}", src, tmp_path / "m"]).exit_code == 0
     raw = bytearray(cpath.read_bytes())
@@ -352,7 +363,7 @@ def test_cli_stale_and_damaged_messages(src, tmp_path):
     r = run(["-q", "-s", "pegasos", "-T", "1", f"--cache={cpath}", src, tmp_path / "m"])
     assert r.exit_code == 0
     assert r.stderr == f"svm-train: cache {cpath} is damaged (checksum mismatch in block 4); rebuilding\n"
-    src.write_bytes(TEXT + b"1 1:1\n")
+    src.write_bytes(TRAINABLE + b"1 1:1\n")
     r = run(["-q", "-s", "pegasos", "-T", "1", f"--cache={cpath}", src, tmp_path / "m"])
     assert r.stderr == f"svm-train: cache {cpath} is stale (the training file changed); rebuilding\n"
 
@@ -363,7 +374,7 @@ def test_cli_stdin_needs_a_path_and_uses_the_cache(tmp_path):
     assert r.stderr == ("svm-train: --cache needs a PATH when TRAIN_FILE is standard input "
                         "(write --cache=PATH)\n")
     cpath = tmp_path / "stdin.svmcache"
-    r = run(["-q", "-s", "pegasos", "-T", "2", f"--cache={cpath}", "-", tmp_path / "m1"], input=TEXT)
+    r = run(["-q", "-s", "pegasos", "-T", "2", f"--cache={cpath}", "-", tmp_path / "m1"], input=TRAINABLE)
     assert r.exit_code == 0 and cpath.exists()
     r = run(["-q", "-s", "pegasos", "-T", "2", f"--cache={cpath}", "-", tmp_path / "m2"], input=b"garbage\n")
     assert r.exit_code == 0, r.output

@@ -107,6 +107,11 @@ def _fit(P, class_cost=(1.0, 1.0), **kw):
     return ocas.fit(P.X, P.y, P.d, TrainParams(solver="ocas", **kw), class_cost=class_cost)
 
 
+def _within_tolrel(F, F_upper, tol=0.01):
+    """What svmocas's stopping rule guarantees: (F - F*) <= tol F, with F* <= F_upper."""
+    return F * (1 - tol) <= F_upper * (1 + 1e-12)
+
+
 def _check_history(res, F_upper, F_lower, slack=1e-9):
     """Q_D <= F* <= Q_P at every iteration, with F_lower <= F* <= F_upper."""
     for it, _, Q_P, Q_D in res.info["history"]:
@@ -128,7 +133,7 @@ def test_a9a_objective_bounds_and_accuracy(a9a, a9a_test):
     assert res.info["gap_rel"] <= 0.01
     F = a9a.primal(res.w)
     assert F == pytest.approx(res.info["Q_P"], rel=1e-10)
-    assert F <= F_lib * 1.01
+    assert _within_tolrel(F, F_lib)
     # lambda-form objective = F / (n C)
     assert res.objective == pytest.approx(F / a9a.X.n_rows, rel=1e-10)
     hi = _fit(a9a, eps=1e-5)
@@ -152,7 +157,7 @@ def test_mushrooms(mushrooms):
     F_lib, _ = mushrooms.liblinear()
     res = _fit(mushrooms)
     assert res.converged
-    assert mushrooms.primal(res.w) <= F_lib * 1.01
+    assert _within_tolrel(mushrooms.primal(res.w), F_lib)
     hi = _fit(mushrooms, eps=1e-5)
     _check_history(res, F_lib, hi.info["Q_D"])
     assert hi.info["Q_D"] <= F_lib * (1 + 1e-9)
@@ -164,10 +169,13 @@ def test_synthetic_with_bias(synthetic):
         res = _fit(synthetic, bias=B)
         assert len(res.w) == synthetic.d + (1 if B >= 0 else 0)
         F = synthetic.primal(res.w, B=B)
-        assert F <= F_lib * 1.01
         hi = _fit(synthetic, bias=B, eps=1e-5)
-        _check_history(res, F_lib, hi.info["Q_D"])
-        assert hi.info["Q_D"] <= F_lib * (1 + 1e-9) and F_lib <= hi.info["Q_P"] * (1 + 1e-3)  # -s 3 stops early
+        # F* <= min(F_lib, hi's Q_P): LIBLINEAR -s 3 with a bias may stop at its iteration
+        # cap, and its random order depends on earlier calls in the process
+        F_upper = min(F_lib, hi.info["Q_P"])
+        assert _within_tolrel(F, F_upper)
+        _check_history(res, F_upper, hi.info["Q_D"])
+        assert hi.info["Q_D"] <= F_lib * (1 + 1e-9) and F_lib <= hi.info["Q_P"] * (1 + 1e-2)
 
 
 def test_class_cost_and_C(synthetic):
@@ -190,7 +198,7 @@ def test_cp_method_converges(synthetic, mushrooms):
         F_lib, _ = P.liblinear()
         res = _fit(P, ocas_method="cp", eps=0.02)
         assert res.converged and res.info["gap_rel"] <= 0.02
-        assert P.primal(res.w) <= F_lib * 1.02
+        assert _within_tolrel(P.primal(res.w), F_lib, 0.02)
         for _, _, Q_P, Q_D in res.info["history"]:
             assert Q_D <= F_lib * (1 + 1e-9)
 
@@ -200,7 +208,7 @@ def test_tiny_cut_buffer(a9a, synthetic):
     res = _fit(a9a, cut_buffer=5)
     assert res.converged and res.info["n_cuts"] <= 5
     assert res.info["cuts_merged"] + res.info["cuts_dropped"] > 0
-    assert a9a.primal(res.w) <= F_lib * 1.01
+    assert _within_tolrel(a9a.primal(res.w), F_lib)
     # dropping / merging cuts keeps Q_D a lower bound and non-decreasing
     Q_D = [h[3] for h in res.info["history"]]
     assert all(b >= a for a, b in zip(Q_D, Q_D[1:]))
@@ -209,7 +217,7 @@ def test_tiny_cut_buffer(a9a, synthetic):
     F_lib, _ = synthetic.liblinear()
     r2 = _fit(synthetic, cut_buffer=2)
     assert r2.converged and r2.info["n_cuts"] == 2 and r2.info["cuts_merged"] > 0
-    assert synthetic.primal(r2.w) <= F_lib * 1.01
+    assert _within_tolrel(synthetic.primal(r2.w), F_lib)
     assert max(h[3] for h in r2.info["history"]) <= F_lib * (1 + 1e-9)
 
 

@@ -490,7 +490,8 @@ def load_or_build(train_path, cache_path, read_fn, log=None, mmap_arrays=None):
         write_cache(data, cache_path, identity)
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) and e.filename != cache_path else ""
-        say(f"cannot write cache {cache_path}: {where}{e.strerror or e}; continuing without it")
+        reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
+        say(f"cannot write cache {cache_path}: {where}{reason}; continuing without it")
     return data
 
 
