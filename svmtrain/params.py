@@ -17,7 +17,8 @@ class TrainParams:
     lam: float = None           # -l
     C: float = None             # -c
     bias: float = -1.0          # -B: constant feature value; < 0 means none
-    unreg_bias: bool = False    # -R: unregularised bias
+    unreg_bias: bool = None     # -R / --no-bias: unregularised bias (None: the solver's default,
+                                #   on for sbp and asset, off for the others)
     eps: float = None           # -e: stopping tolerance (solver default when None)
     epochs: int = None          # -T: passes over the data (solver default when None)
     batch_size: int = 1         # -k: examples per stochastic step

@@ -32,7 +32,8 @@ class _Command(click.Command):
 @click.option("-l", "lam", type=float, help="Regularisation lambda (instead of -c).")
 @click.option("-B", "bias", type=float, default=-1.0, show_default=True,
               help="Add a constant feature of this value (regularised bias, LIBLINEAR's -B); < 0: none.")
-@click.option("-R", "unreg_bias", is_flag=True, help="Learn an unregularised bias (pegasos, sbp; implied by asset).")
+@click.option("-R/--no-bias", "unreg_bias", default=None,
+              help="Learn an unregularised bias b (pegasos; sbp and asset learn one unless --no-bias).")
 @click.option("-e", "eps", type=float, help="Stopping tolerance (solver default: pegasos none, dcd 0.1, ocas 0.01).")
 @click.option("-T", "--epochs", type=int, help="Passes over the data (pegasos default 30, asset 5).")
 @click.option("-k", "batch_size", type=int, default=1, show_default=True, help="Mini-batch size (pegasos, asset).")

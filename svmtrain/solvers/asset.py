@@ -192,7 +192,7 @@ def fit_asset(feats, problems, params, lam, rng, progress=None):
     """Algorithm 1 (or ASSET*) on every problem, in lockstep over shared draws."""
     n, d, k = feats.n, feats.dim, int(params.batch_size)
     strong = bool(params.strongly_convex)
-    has_b = not strong
+    has_b = not strong and params.unreg_bias is not False   # --no-bias turns it off
     Bc = float(params.bias) if params.bias >= 0 else 0.0
     epochs = int(params.epochs)
     steps_per_epoch = max(1, math.ceil(n / k))

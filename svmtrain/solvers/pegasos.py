@@ -57,7 +57,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     for epoch in range(epochs):
         draws = rng.integers(0, n, size=steps_per_epoch * k)
         t += pegasos_steps(X.indptr, X.indices, X.values, y, sqnorm, draws, k, t, lam, B,
-                           params.unreg_bias, avg_start, v, state, acc, corr, viol)
+                           bool(params.unreg_bias), avg_start, v, state, acc, corr, viol)
         if progress is not None:
             progress(epoch + 1, epochs)
         if params.eps is not None:

@@ -1,0 +1,241 @@
+"""LIBSVM's model file format (svm-train / svm-predict), both directions.
+
+A LIBSVM model is a header ::
+
+    svm_type c_svc
+    kernel_type rbf             linear | polynomial | rbf | sigmoid
+    degree 3                    polynomial only
+    gamma 0.5                   polynomial, rbf, sigmoid
+    coef0 0                     polynomial, sigmoid
+    nr_class 2
+    total_sv 120
+    rho 0.42                    k(k-1)/2 values, one per pair of classes
+    label 1 -1                  integer class labels, in LIBSVM's order
+    probA ... / probB ...       optional (-b 1), ignored here
+    nr_sv 61 59                 support vectors per class, stored class by class
+    SV
+    <total_sv lines: k-1 coefficients, then index:value pairs>
+
+For the pair of classes (i, j), i < j, the decision value is
+sum_{s in class i} sv_coef[j-1][s] K(x_s, x) + sum_{s in class j}
+sv_coef[i][s] K(x_s, x) - rho[p]; a positive value is a vote for i, and
+the class with the most votes (the first on ties) is predicted. With two
+classes this is one score, positive for ``label[0]``: exactly
+svmtrain's binary convention with b = -rho, so a binary
+:class:`~svmtrain.kernel_model.KernelModel` converts both ways. A
+one-vs-rest model of three or more classes has no one-vs-one form and is
+refused (ParameterError); a LIBSVM model of three or more classes is read
+as a KernelModel with ``decision = "ovo"`` (one score column per pair,
+zero coefficients for the SVs outside the pair).
+"""
+import numpy as np
+
+from ..dataset import Chunk
+from ..errors import ModelFormatError, ParameterError
+from ..kernels import CODES, LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
+from .atomic import atomic_write
+
+CLASSIFIERS = ("c_svc", "nu_svc")
+HEADER_KEYS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv", "rho",
+               "label", "probA", "probB", "prob_density_marks", "nr_sv")
+
+
+def write_libsvm_model(model, path):
+    """Write a binary (or one-class) KernelModel as a LIBSVM c_svc model file, atomically."""
+    from ..kernel_model import KernelModel
+    if not isinstance(model, KernelModel):
+        raise ParameterError("--model-format libsvm writes kernel models (-s sbp, or -s pegasos with -t 1|2|3) "
+                             "only; use --model-format liblinear for linear models")
+    k = len(model.labels)
+    if k > 2:
+        raise ParameterError(f"--model-format libsvm: this model has {k} classes trained one-vs-rest; LIBSVM "
+                             "model files hold one-vs-one classifiers only, so it cannot be written in "
+                             "LIBSVM's format (use the svmtrain format)")
+    labels = []
+    for x in model.labels:
+        if not (float(x).is_integer() and abs(x) < 2**31):
+            raise ParameterError(f"--model-format libsvm: LIBSVM stores integer class labels, not {x!r}")
+        labels.append(int(x))
+    kern = model.kernel
+    coef = model.coef[:, 0] if k == 2 else np.zeros(0)
+    keep = np.flatnonzero(coef != 0.0)
+    # LIBSVM stores the SVs class by class: those voting for label[0] (positive) first
+    order = np.concatenate([keep[coef[keep] > 0], keep[coef[keep] < 0]])
+    n_first = int(np.count_nonzero(coef[keep] > 0))
+    lines = ["svm_type c_svc", f"kernel_type {kern.name}"]
+    if kern.code == POLYNOMIAL:
+        lines.append(f"degree {int(kern.degree)}")
+    if kern.code in (POLYNOMIAL, RBF, SIGMOID):
+        lines.append(f"gamma {float(kern.gamma)!r}")
+    if kern.code in (POLYNOMIAL, SIGMOID):
+        lines.append(f"coef0 {float(kern.coef0)!r}")
+    lines += [f"nr_class {k}", f"total_sv {len(order)}"]
+    if k == 2:
+        lines.append(f"rho {-float(model.b[0])!r}")
+        lines.append(f"label {labels[0]} {labels[1]}")
+        lines.append(f"nr_sv {n_first} {len(order) - n_first}")
+    else:
+        lines += ["rho", f"label {labels[0]}", "nr_sv 0"]
+    lines.append("SV")
+    SV = model.SV
+    with atomic_write(path) as f:
+        f.write("\n".join(lines) + "\n")
+        for s in order.tolist():
+            lo, hi = SV.indptr[s], SV.indptr[s + 1]
+            pairs = " ".join(f"{i + 1}:{v!r}" for i, v in zip(SV.indices[lo:hi].tolist(), SV.values[lo:hi].tolist()))
+            f.write(f"{float(coef[s])!r} {pairs}\n")
+
+
+def read_libsvm_model(path):
+    """Read a LIBSVM classification model (c_svc or nu_svc) as a KernelModel.
+
+    Raises ModelFormatError naming the file and line for truncated or
+    damaged files and for models that are not classifiers.
+    """
+    try:
+        with open(path, "r", encoding="utf-8", errors="strict") as f:
+            text = f.read()
+    except UnicodeDecodeError:
+        raise ModelFormatError(path, None, "not a model file (binary content)") from None
+    except OSError as e:
+        raise ModelFormatError(path, None, f"cannot open model: {e.strerror or e}") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    head = {}
+    pos = 0
+    while True:
+        if pos >= len(lines):
+            raise ModelFormatError(path, pos + 1, "truncated model: no 'SV' line")
+        line = lines[pos].strip()
+        if line == "SV":
+            break
+        key, _, value = line.partition(" ")
+        if key not in HEADER_KEYS:
+            raise ModelFormatError(path, pos + 1, f"unknown LIBSVM model header key {key[:30]!r}")
+        if key in head:
+            raise ModelFormatError(path, pos + 1, f"header key {key!r} given twice")
+        head[key] = (pos + 1, value.strip())
+        pos += 1
+    sv_line = pos + 1
+    hdr = _Header(path, head, sv_line)
+    svm_type = hdr.word("svm_type")
+    if svm_type not in CLASSIFIERS:
+        hdr.fail("svm_type", f"svm_type {svm_type[:20]!r} is not supported (classification models "
+                 f"{' and '.join(CLASSIFIERS)} only)")
+    kname = hdr.word("kernel_type")
+    if kname not in CODES:
+        hdr.fail("kernel_type", f"kernel_type {kname[:20]!r} is not supported "
+                 f"({', '.join(CODES)}; precomputed kernels have no vectors to predict with)")
+    code = CODES[kname]
+    degree = int(hdr.numbers("degree", 1, integer=True)[0]) if code == POLYNOMIAL else 3
+    gamma = float(hdr.numbers("gamma", 1)[0]) if code != LINEAR else (
+        float(hdr.numbers("gamma", 1)[0]) if "gamma" in head else 0.0)
+    coef0 = float(hdr.numbers("coef0", 1)[0]) if code in (POLYNOMIAL, SIGMOID) else 0.0
+    k = int(hdr.numbers("nr_class", 1, integer=True)[0])
+    if k < 1:
+        hdr.fail("nr_class", f"nr_class must be >= 1 (got {k})")
+    total = int(hdr.numbers("total_sv", 1, integer=True)[0])
+    if total < 0:
+        hdr.fail("total_sv", f"total_sv must be >= 0 (got {total})")
+    pairs = k * (k - 1) // 2
+    rho = hdr.numbers("rho", pairs)
+    labels = hdr.numbers("label", k, integer=True)
+    if len(np.unique(labels)) != k:
+        hdr.fail("label", "labels must be distinct")
+    nr_sv = hdr.numbers("nr_sv", k, integer=True).astype(np.int64)
+    if np.any(nr_sv < 0) or int(nr_sv.sum()) != total:
+        hdr.fail("nr_sv", f"nr_sv must be >= 0 and sum to total_sv = {total}")
+    body = lines[sv_line:]
+    if len(body) < total:
+        raise ModelFormatError(path, sv_line + len(body) + 1,
+                               f"truncated model: {len(body)} of {total} support vectors")
+    extra = [i for i, line in enumerate(body[total:]) if line.strip()]
+    if extra:
+        raise ModelFormatError(path, sv_line + total + extra[0] + 1, "unexpected text after the support vectors")
+    sv_coef, SV = _parse_svs(path, sv_line + 1, body[:total], max(k - 1, 0))
+    start = np.concatenate([[0], np.cumsum(nr_sv)])
+    if k == 1:
+        coef = np.zeros((total, 1))
+        b = np.ones(1)
+    elif k == 2:
+        coef = sv_coef[:, :1].copy()
+        b = -rho
+    else:
+        coef = np.zeros((total, pairs))
+        p = 0
+        for i in range(k):
+            for j in range(i + 1, k):
+                si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+                coef[si, p] = sv_coef[si, j - 1]
+                coef[sj, p] = sv_coef[sj, i]
+                p += 1
+        b = -rho
+    from ..kernel_model import KernelModel
+    header = [("solver", f"libsvm-{svm_type}")]
+    return KernelModel(labels=labels.astype(np.float64), SV=SV, coef=coef, b=b,
+                       kernel=Kernel(code, gamma, degree, coef0), n_features=SV.n_features,
+                       solver=f"libsvm-{svm_type}", header=header, decision="ovo" if k > 2 else "ovr")
+
+
+class _Header:
+    def __init__(self, path, head, sv_line):
+        self.path = path
+        self.head = head
+        self.sv_line = sv_line
+
+    def fail(self, key, problem):
+        raise ModelFormatError(self.path, self.head.get(key, (self.sv_line,))[0], problem)
+
+    def word(self, key):
+        if key not in self.head:
+            raise ModelFormatError(self.path, self.sv_line, f"header key {key!r} missing")
+        return self.head[key][1]
+
+    def numbers(self, key, count, integer=False):
+        line, text = self.head.get(key, (None, None))
+        if text is None:
+            raise ModelFormatError(self.path, self.sv_line, f"header key {key!r} missing")
+        try:
+            vals = np.array([float(t) for t in text.split()])
+        except ValueError:
+            raise ModelFormatError(self.path, line, f"bad number in {key}: {text[:40]!r}") from None
+        if len(vals) != count:
+            raise ModelFormatError(self.path, line, f"{key} needs {count} values, found {len(vals)}")
+        if not np.all(np.isfinite(vals)) or (integer and not np.all(vals == np.round(vals))):
+            raise ModelFormatError(self.path, line, f"{key} must be finite{' integers' if integer else ''}")
+        return vals
+
+
+def _parse_svs(path, first_line, body, n_coef):
+    """(sv_coef float64[n, n_coef], SV Chunk) from the SV lines; first_line is the line number of body[0]."""
+    n = len(body)
+    sv_coef = np.empty((n, n_coef))
+    indptr = np.zeros(n + 1, np.int64)
+    idx_parts, val_parts = [], []
+    for r, line in enumerate(body):
+        tokens = line.split()
+        lineno = first_line + r
+        if len(tokens) < n_coef:
+            raise ModelFormatError(path, lineno, f"support vector needs {n_coef} coefficients")
+        try:
+            sv_coef[r] = [float(t) for t in tokens[:n_coef]]
+            pairs = [t.partition(":") for t in tokens[n_coef:]]
+            if any(sep != ":" for _, sep, _ in pairs):
+                raise ValueError
+            idx = np.array([int(a) for a, _, _ in pairs], np.int64)
+            val = np.array([float(c) for _, _, c in pairs])
+        except ValueError:
+            raise ModelFormatError(path, lineno, "bad support vector (expected coefficients, then index:value "
+                                   "pairs)") from None
+        if not np.all(np.isfinite(sv_coef[r])) or not np.all(np.isfinite(val)):
+            raise ModelFormatError(path, lineno, "support vector values must be finite")
+        if len(idx) and (idx.min() < 1 or idx.max() >= 2**31 or np.any(np.diff(idx) <= 0)):
+            raise ModelFormatError(path, lineno, "support vector indices must be increasing integers >= 1")
+        idx_parts.append(idx - 1)
+        val_parts.append(val)
+        indptr[r + 1] = indptr[r] + len(idx)
+    indices = np.concatenate(idx_parts).astype(np.int32) if n else np.empty(0, np.int32)
+    values = np.concatenate(val_parts) if n else np.empty(0)
+    return sv_coef, Chunk(labels=np.zeros(n), indptr=indptr, indices=indices, values=values,
+                          qid=np.zeros(n, np.int64))
