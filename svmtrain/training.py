@@ -59,9 +59,7 @@ def train(data, params, progress=None, log=None, n_features=None, source=None):
     solver = get_solver(params.solver, params.kernel_type)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
     order = label_order(data.labels)
-    unknown = set(params.class_weights) - set(order.tolist())
-    if unknown:
-        raise ParameterError(f"-w names label(s) not in the training data: {', '.join(f'{u:g}' for u in sorted(unknown))}")
+    check_class_weights(params, order)
     d = data.n_features if n_features is None else int(n_features)
     problems = list(_binary_problems(data.labels, order, params))
     start = time.perf_counter()
@@ -71,6 +69,19 @@ def train(data, params, progress=None, log=None, n_features=None, source=None):
         model = solver.train_model(data, order, problems, d, params, progress=progress, log=log)
     else:
         model = _train_linear(solver, data, order, problems, d, params, progress, log)
+    return finish_model(model, params, data.n_rows, start)
+
+
+def check_class_weights(params, order):
+    """Raise ParameterError when -w names a label that is not in the data."""
+    unknown = set(params.class_weights) - set(order.tolist())
+    if unknown:
+        raise ParameterError(f"-w names label(s) not in the training data: {', '.join(f'{u:g}' for u in sorted(unknown))}")
+
+
+def finish_model(model, params, n_rows, start):
+    """Record the training time (since ``start``) and the header of a trained
+    model; SvmtrainError when its numbers are not all finite."""
     model.train_time = time.perf_counter() - start
     for name, section in model.file_sections():
         if isinstance(section, np.ndarray) and not np.all(np.isfinite(section)):
@@ -78,9 +89,9 @@ def train(data, params, progress=None, log=None, n_features=None, source=None):
                                 "scale the features (e.g. with svm-scale) or change -c/-l")
     results = model.fit_results
     model.header = params.header() + [
-        ("lambda_used", params.resolved_lambda(data.n_rows)),
-        ("C_used", params.resolved_C(data.n_rows)),
-        ("n_train", data.n_rows),
+        ("lambda_used", params.resolved_lambda(n_rows)),
+        ("C_used", params.resolved_C(n_rows)),
+        ("n_train", n_rows),
         ("objective", [r.objective for r in results]),
         ("n_iter", [r.n_iter for r in results]),
         ("converged", all(r.converged for r in results)),
@@ -88,14 +99,20 @@ def train(data, params, progress=None, log=None, n_features=None, source=None):
     return model
 
 
-def check_magnitudes(data, source):
-    """Reject data whose squared row norms overflow: no solver can train on it."""
+def check_magnitudes(data, source, row_base=0):
+    """Reject data whose squared row norms overflow: no solver can train on it.
+    ``row_base``: rows of the training set before ``data`` (for the message)."""
     p = first_above(data.values, 1e150)
     if p >= 0:
         row = int(np.searchsorted(data.indptr, p, side="right")) - 1
-        raise InputFormatError(source, None, f"data row {row + 1} has a feature value of magnitude "
-                               f"{abs(data.values[p]):.3g}: squared norms overflow; "
-                               "scale the features (e.g. with svm-scale)")
+        raise magnitude_error(source, row_base + row, data.values[p])
+
+
+def magnitude_error(source, row, value):
+    """The InputFormatError for a value too large to train on in row ``row`` (0-based)."""
+    return InputFormatError(source, None, f"data row {row + 1} has a feature value of magnitude "
+                            f"{abs(value):.3g}: squared norms overflow; "
+                            "scale the features (e.g. with svm-scale)")
 
 
 def split_progress(progress, j, n_problems):

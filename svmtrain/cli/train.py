@@ -73,6 +73,15 @@ class _Command(click.Command):
 @click.option("--cache", "cache", default=None, metavar="[=PATH]",
               help="Keep the parsed data in a binary cache file (TRAIN_FILE.svmcache, or PATH given as "
               "--cache=PATH) and load it instead of parsing on later runs; rebuilt when TRAIN_FILE changes.")
+@click.option("--stream", is_flag=True,
+              help="Out of core: parse TRAIN_FILE once into a binary cache (--cache's, or a temporary "
+              "one) and train from it block by block in bounded memory (pegasos, ocas, dcd; sbp and "
+              "asset train in memory only).")
+@click.option("--memory-limit", type=float, metavar="MB",
+              help="Memory for the data, buffers and solver state with --stream (implies --stream; "
+              "default 1024).")
+@click.option("--shuffle-buffer", type=int, metavar="ROWS",
+              help="Rows in pegasos' shuffle buffer with --stream (default: what --memory-limit allows).")
 @click.option("--model-format", type=click.Choice(["svmtrain", "liblinear", "libsvm"]), default="svmtrain",
               show_default=True, help="Model file format: svmtrain's, LIBLINEAR's (linear models) or "
               "LIBSVM's (kernel expansions).")
@@ -87,10 +96,10 @@ def main(train_file, model_file, folds, chunk_size, model_format, record_time, q
 
 
 def _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, class_weights, options):
-    from ..io.reader import display_name, read_libsvm
     from ..params import TrainParams, check_params
 
     cache = options.pop("cache", None)
+    stream = {k: options.pop(k) for k in ("stream", "memory_limit", "shuffle_buffer")}
     params = check_params(TrainParams(class_weights=dict(class_weights), **options))
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
@@ -101,27 +110,17 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     show = bars_wanted(quiet)
     echo = (lambda s: None) if quiet else click.echo
 
-    total = _size_of(train_file)
-    with Progress(show, "reading", total=total, unit="B", unit_scale=True) as bar:
-        def read(path):
-            return read_libsvm(path, chunk_rows=chunk_size, progress=bar.advance, threads=params.threads)
-        if cache is None:
-            data = read(train_file)
-        else:
-            from ..io.cache import default_cache_path, load_or_build
-            data = load_or_build(train_file, cache or default_cache_path(train_file), read,
-                                 log=lambda s: click.echo(f"svm-train: {s}", err=True))
-
-    if folds is not None:
-        from ..training import cross_validate
-        acc = cross_validate(data, params, folds, source=display_name(train_file))
-        click.echo("Cross Validation Accuracy = %g%%" % (100.0 * acc))
-        return
-
-    from ..training import train
-    with Progress(show, f"training ({params.solver})") as bar:
-        model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file))
-    _summary(model, data, params, echo)
+    if stream["stream"] or stream["memory_limit"] is not None:
+        if folds is not None:
+            raise ParameterError("-v (cross-validation) trains in memory; it cannot be combined with --stream")
+        model = _train_streamed(train_file, cache, chunk_size, params, stream, show, echo)
+    else:
+        if stream["shuffle_buffer"] is not None:
+            raise ParameterError("--shuffle-buffer applies to --stream")
+        model = _train_in_memory(train_file, cache, chunk_size, params, folds, show, echo)
+        if model is None:
+            return
+    _summary(model, params, echo)
     if record_time:
         model.header.append(("train_time", round(model.train_time, 6)))
 
@@ -138,6 +137,56 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
         save_model(model, model_file)
 
 
+def _train_streamed(train_file, cache, chunk_size, params, stream, show, echo):
+    """The model of an out-of-core run (svmtrain.streaming)."""
+    from ..io.cache import default_cache_path
+    from ..streaming import train_streamed
+    cache_path = None if cache is None else (cache or default_cache_path(train_file))
+    bars = [Progress(show, "reading", total=_size_of(train_file), unit="B", unit_scale=True)]
+
+    def progress(done, total):
+        if len(bars) == 1:          # training has started: the reading bar is done
+            bars[0].close()
+            bars.append(Progress(show, f"training ({params.solver}, streamed)"))
+        bars[1].set_to(done, total)
+
+    try:
+        return train_streamed(train_file, params, memory_limit_mb=stream["memory_limit"],
+                              shuffle_buffer=stream["shuffle_buffer"], cache_path=cache_path,
+                              chunk_rows=chunk_size, read_progress=bars[0].advance, progress=progress,
+                              log=echo, say=lambda s: click.echo(f"svm-train: {s}", err=True))
+    finally:
+        for bar in bars:
+            bar.close()
+
+
+def _train_in_memory(train_file, cache, chunk_size, params, folds, show, echo):
+    """The model of an in-memory run; None after cross-validation (-v)."""
+    from ..io.reader import display_name, read_libsvm
+    total = _size_of(train_file)
+    with Progress(show, "reading", total=total, unit="B", unit_scale=True) as bar:
+        def read(path):
+            return read_libsvm(path, chunk_rows=chunk_size, progress=bar.advance, threads=params.threads)
+        if cache is None:
+            data = read(train_file)
+        else:
+            from ..io.cache import default_cache_path, load_or_build
+            data = load_or_build(train_file, cache or default_cache_path(train_file), read,
+                                 log=lambda s: click.echo(f"svm-train: {s}", err=True))
+
+    if folds is not None:
+        from ..training import cross_validate
+        acc = cross_validate(data, params, folds, source=display_name(train_file))
+        click.echo("Cross Validation Accuracy = %g%%" % (100.0 * acc))
+        return None
+
+    from ..training import train
+    with Progress(show, f"training ({params.solver})") as bar:
+        model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file))
+    model.n_train = data.n_rows
+    return model
+
+
 def _size_of(path):
     if path == "-":
         return None
@@ -147,14 +196,14 @@ def _size_of(path):
         return None
 
 
-def _summary(model, data, params, echo):
+def _summary(model, params, echo):
     """LIBLINEAR-like closing lines: iterations, objective (both forms), nSV, time.
 
     Warnings (an iteration cap reached) come from the solvers through ``log``.
     """
     header = dict(model.header)
     lam = header["lambda_used"]
-    echo(f"{params.solver}: {data.n_rows} examples, {model.n_features} features, "
+    echo(f"{params.solver}: {model.n_train} examples, {model.n_features} features, "
          f"{len(model.labels)} classes, lambda = {lam:.6g} (C = {header['C_used']:.6g})")
     for label, r in zip(model.labels, model.fit_results):
         prefix = f"class {label:g}: " if len(model.fit_results) > 1 else ""

@@ -55,7 +55,10 @@ never a mix. A file at the cache path that does not look like a cache at all
 (its first bytes are not close to the magic) is never overwritten.
 
 Public API: :func:`load_or_build`, :func:`default_cache_path`,
-:func:`write_cache`, :func:`read_cache`, :func:`remove_stale_temps`.
+:func:`write_cache`, :func:`read_cache`, :func:`remove_stale_temps`; for the
+streamed path (``svmtrain.io.spool``, ``svmtrain.io.block_reader``):
+:func:`read_layout`, :func:`header_bytes`, :func:`probe_cache`,
+:func:`store_cache`.
 """
 import glob
 import mmap
@@ -196,6 +199,13 @@ def _layout(lengths, header_len):
 
 
 def _header(chunk, identity, lengths, crcs):
+    return header_bytes(chunk.n_rows, int(chunk.indptr[-1]), int(chunk.first_line),
+                        identity, lengths, crcs)
+
+
+def header_bytes(n_rows, nnz, first_line, identity, lengths, crcs):
+    """(header bytes, array offsets, total file length) of a cache holding
+    arrays of ``lengths`` bytes (in ARRAYS order) with block ``crcs``."""
     path, size, mtime = identity
     path_b = path.encode("utf-8", "surrogateescape")
     ver_b = _version().encode("utf-8")
@@ -206,7 +216,7 @@ def _header(chunk, identity, lengths, crcs):
     for off, n in zip(offsets, lengths):
         spans += [off, n]
     fixed = _FIXED.pack(MAGIC, FORMAT_VERSION, header_len, 0, BLOCK,
-                        size, mtime, chunk.n_rows, int(chunk.indptr[-1]), int(chunk.first_line),
+                        size, mtime, n_rows, nnz, first_line,
                         total, *spans, len(path_b), len(ver_b), len(crcs))
     head = bytearray(header_len)
     head[:len(fixed)] = fixed
@@ -260,6 +270,79 @@ def _damaged(reason):
     return CacheInvalid("damaged", reason)
 
 
+class CacheLayout:
+    """What a cache's header says: sizes, where each array lies, its block CRCs."""
+    __slots__ = ("n_rows", "nnz", "first_line", "offsets", "lengths", "crcs", "total")
+
+    def __init__(self, n_rows, nnz, first_line, offsets, lengths, crcs, total):
+        self.n_rows, self.nnz, self.first_line = int(n_rows), int(nnz), int(first_line)
+        self.offsets, self.lengths, self.crcs, self.total = offsets, lengths, crcs, total
+
+    def span(self, name):
+        """(file offset, byte length) of the array ``name`` (see ARRAYS)."""
+        k = [a for a, _ in ARRAYS].index(name)
+        return self.offsets[k], self.lengths[k]
+
+
+def read_layout(f, cache_path, identity=None):
+    """Check the header of the open cache ``f`` (and, with ``identity``, that
+    it is not stale); return its :class:`CacheLayout`. Checks everything but
+    the array bytes. Raises NotACache, CacheInvalid, OSError as read_cache."""
+    st = os.fstat(f.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        raise NotACache(f"{cache_path} is not a regular file")
+    size = st.st_size
+    f.seek(0)
+    first = f.read(_FIXED.size)
+    if not _looks_like_cache(first):
+        raise NotACache(f"{cache_path} is not an svmtrain cache")
+    if len(first) < _PREFIX.size:
+        raise _damaged("truncated")
+    magic, version, header_len = _PREFIX.unpack_from(first)
+    if magic != MAGIC:
+        raise _damaged("bad magic")
+    if version != FORMAT_VERSION:
+        raise CacheInvalid("version", f"format version {version}, expected {FORMAT_VERSION}")
+    if len(first) < _FIXED.size:
+        raise _damaged("truncated")
+    if header_len % ALIGN or not _FIXED.size <= header_len <= _MAX_HEADER:
+        raise _damaged("bad header length")
+    if size < header_len:
+        raise _damaged("truncated")
+    head = bytearray(first + f.read(header_len - len(first)))
+    if len(head) != header_len:
+        raise _damaged("truncated")
+    (crc,) = struct.unpack_from("<I", head, _CRC_AT)
+    struct.pack_into("<I", head, _CRC_AT, 0)
+    if zlib.crc32(head) != crc:
+        raise _damaged("header checksum mismatch")
+    fields = _FIXED.unpack_from(head)
+    (_, _, _, _, block, src_size, src_mtime, n_rows, nnz, first_line, total) = fields[:11]
+    spans = fields[11:21]
+    path_len, ver_len, n_crcs = fields[21:24]
+    pos = _FIXED.size
+    src_path = bytes(head[pos:pos + path_len]).decode("utf-8", "surrogateescape")
+    pos += path_len
+    ver = bytes(head[pos:pos + ver_len]).decode("utf-8", "replace")
+    pos += ver_len
+    crcs = np.frombuffer(bytes(head[pos:pos + 4 * n_crcs]), "<u4").tolist()
+    if block != BLOCK:
+        raise _damaged("unexpected checksum block size")
+    if size < total:
+        raise _damaged(f"truncated ({size} bytes, expected {total})")
+    if size > total:
+        raise _damaged(f"{size - total} unexpected bytes at the end")
+    if identity is not None:
+        if src_path != identity[0]:
+            raise CacheInvalid("stale", f"built from {src_path}")
+        if (src_size, src_mtime) != tuple(identity[1:]):
+            raise CacheInvalid("stale", "the training file changed")
+        if ver != _version():
+            raise CacheInvalid("stale", f"written by svmtrain {ver}")
+    offsets, lengths = _check_layout(header_len, total, n_rows, nnz, spans, n_crcs)
+    return CacheLayout(n_rows, nnz, first_line, offsets, lengths, crcs, total)
+
+
 def read_cache(cache_path, identity=None, mmap_arrays=None):
     """The Chunk stored in the cache at ``cache_path``.
 
@@ -272,65 +355,15 @@ def read_cache(cache_path, identity=None, mmap_arrays=None):
     version, and OSError when it cannot be read.
     """
     with open(cache_path, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise NotACache(f"{cache_path} is not a regular file")
-        size = st.st_size
-        first = f.read(_FIXED.size)
-        if not _looks_like_cache(first):
-            raise NotACache(f"{cache_path} is not an svmtrain cache")
-        if len(first) < _PREFIX.size:
-            raise _damaged("truncated")
-        magic, version, header_len = _PREFIX.unpack_from(first)
-        if magic != MAGIC:
-            raise _damaged("bad magic")
-        if version != FORMAT_VERSION:
-            raise CacheInvalid("version", f"format version {version}, expected {FORMAT_VERSION}")
-        if len(first) < _FIXED.size:
-            raise _damaged("truncated")
-        if header_len % ALIGN or not _FIXED.size <= header_len <= _MAX_HEADER:
-            raise _damaged("bad header length")
-        if size < header_len:
-            raise _damaged("truncated")
-        head = bytearray(first + f.read(header_len - len(first)))
-        if len(head) != header_len:
-            raise _damaged("truncated")
-        (crc,) = struct.unpack_from("<I", head, _CRC_AT)
-        struct.pack_into("<I", head, _CRC_AT, 0)
-        if zlib.crc32(head) != crc:
-            raise _damaged("header checksum mismatch")
-        fields = _FIXED.unpack_from(head)
-        (_, _, _, _, block, src_size, src_mtime, n_rows, nnz, first_line, total) = fields[:11]
-        spans = fields[11:21]
-        path_len, ver_len, n_crcs = fields[21:24]
-        pos = _FIXED.size
-        src_path = bytes(head[pos:pos + path_len]).decode("utf-8", "surrogateescape")
-        pos += path_len
-        ver = bytes(head[pos:pos + ver_len]).decode("utf-8", "replace")
-        pos += ver_len
-        crcs = np.frombuffer(bytes(head[pos:pos + 4 * n_crcs]), "<u4").tolist()
-        if block != BLOCK:
-            raise _damaged("unexpected checksum block size")
-        if size < total:
-            raise _damaged(f"truncated ({size} bytes, expected {total})")
-        if size > total:
-            raise _damaged(f"{size - total} unexpected bytes at the end")
-        if identity is not None:
-            if src_path != identity[0]:
-                raise CacheInvalid("stale", f"built from {src_path}")
-            if (src_size, src_mtime) != tuple(identity[1:]):
-                raise CacheInvalid("stale", "the training file changed")
-            if ver != _version():
-                raise CacheInvalid("stale", f"written by svmtrain {ver}")
-        offsets, lengths = _check_layout(header_len, total, n_rows, nnz, spans, n_crcs)
+        lay = read_layout(f, cache_path, identity)
         if MMAP_DEFAULT if mmap_arrays is None else mmap_arrays:
-            arrays = _map_arrays(f, offsets, lengths, crcs)
+            arrays = _map_arrays(f, lay.offsets, lay.lengths, lay.crcs)
         else:
-            arrays = _read_arrays(f, offsets, lengths, crcs)
+            arrays = _read_arrays(f, lay.offsets, lay.lengths, lay.crcs)
     ip = arrays["indptr"]
-    if ip[0] != 0 or ip[-1] != nnz or (n_rows and np.any(ip[1:] < ip[:-1])):
+    if ip[0] != 0 or ip[-1] != lay.nnz or (lay.n_rows and np.any(ip[1:] < ip[:-1])):
         raise _damaged("inconsistent row pointers")
-    return Chunk(first_line=int(first_line), **arrays)
+    return Chunk(first_line=lay.first_line, **arrays)
 
 
 def _check_layout(header_len, total, n_rows, nnz, spans, n_crcs):
@@ -447,15 +480,34 @@ def load_or_build(train_path, cache_path, read_fn, log=None, mmap_arrays=None):
     """
     say = log if log is not None else (lambda s: None)
     cache_path = os.fspath(cache_path)
+    identity, data = probe_cache(train_path, cache_path, say,
+                                 lambda path, ident: read_cache(path, ident, mmap_arrays))
+    if data is not None:
+        return data
+    data = read_fn(train_path)
+    store_cache(train_path, cache_path, identity, say,
+                lambda: write_cache(data, cache_path, identity))
+    return data
+
+
+def probe_cache(train_path, cache_path, say, open_fn):
+    """(identity of the source, ``open_fn(cache_path, identity)`` or None).
+
+    None when there is no usable cache: missing, or stale / damaged / of
+    another format (reported through ``say``). ``open_fn`` raises as
+    :func:`read_cache` does. Raises ParameterError when ``cache_path`` is
+    the training file or a file that is not a cache. The identity is None
+    when the source cannot be stat'ed.
+    """
     if train_path != "-" and _same_file(train_path, cache_path):
         raise ParameterError(f"the cache {cache_path} is the training file itself")
     try:
         identity = source_identity(train_path)
     except OSError:
-        identity = None        # read_fn reports the missing source with its own message
+        identity = None        # the reader reports the missing source with its own message
     if identity is not None:
         try:
-            data = read_cache(cache_path, identity, mmap_arrays)
+            data = open_fn(cache_path, identity)
         except FileNotFoundError:
             pass
         except NotACache:
@@ -473,26 +525,33 @@ def load_or_build(train_path, cache_path, read_fn, log=None, mmap_arrays=None):
         else:
             if train_path == "-":
                 say(f"using cache {cache_path} built from standard input; standard input is not read")
-            return data
+            return identity, data
     elif os.path.lexists(cache_path) and not _is_cache_file(cache_path):
         raise ParameterError(f"{cache_path} exists and is not an svmtrain cache; refusing to "
                              f"overwrite it (remove it or give another --cache PATH)")
+    return identity, None
 
-    data = read_fn(train_path)
+
+def store_cache(train_path, cache_path, identity, say, write_fn):
+    """Call ``write_fn()`` to write the cache of data just parsed from
+    ``train_path``, unless the source changed while it was read (compared
+    with ``identity`` from :func:`probe_cache`). A write that fails costs one
+    line through ``say``. Returns True when the cache was written."""
     try:
         after = source_identity(train_path)
     except OSError:
         after = None
     if identity is None or after != identity:
         say(f"the training file changed while it was read; cache {cache_path} not written")
-        return data
+        return False
     try:
-        write_cache(data, cache_path, identity)
+        write_fn()
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) and e.filename != cache_path else ""
         reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
         say(f"cannot write cache {cache_path}: {where}{reason}; continuing without it")
-    return data
+        return False
+    return True
 
 
 def _same_file(a, b):

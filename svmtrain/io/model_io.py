@@ -44,6 +44,7 @@ KINDS = {
 # (a model class may add its own in INFO_KEYS)
 INFORMATIONAL = tuple(f.name for f in dataclasses.fields(TrainParams)) + (
     "lambda_used", "C_used", "n_train", "objective", "n_iter", "converged", "train_time",
+    "stream", "memory_limit", "stream_blocks", "shuffle_buffer",      # --stream runs
 )
 
 

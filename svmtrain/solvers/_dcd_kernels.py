@@ -38,6 +38,11 @@ ITER = 1        # outer iterations done
 # fstate slots
 PGMAX_OLD = 0
 PGMIN_OLD = 1
+# optional fstate slots (when fstate has 4 entries): the largest and smallest
+# projected gradient of the first outer iteration of a call, before any
+# shrinking if the call starts unshrunk (block minimization's stopping test)
+FIRST_PGMAX = 2
+FIRST_PGMIN = 3
 
 # return codes
 RUNNING = 0
@@ -108,7 +113,10 @@ def dcd_run(indptr, indices, values, y, B, U_pos, U_neg, D_pos, D_neg, QD,
     ``QD[i] = |x_i|^2 + D_ii`` (the constant feature included), ``w`` has
     length n_features + 1 with ``w[-1]`` multiplying ``B``; ``alpha``,
     ``index``, ``istate``, ``fstate`` and ``rng`` carry the state between
-    calls (see the module constants). Returns RUNNING, CONVERGED or MAX_ITER.
+    calls (see the module constants); an ``fstate`` of length 4 also
+    receives the projected-gradient extremes of the call's first outer
+    iteration (FIRST_PGMAX, FIRST_PGMIN). Returns RUNNING, CONVERGED or
+    MAX_ITER.
     """
     n = y.shape[0]
     active = istate[ACTIVE]
@@ -177,6 +185,9 @@ def dcd_run(indptr, indices, values, y, B, U_pos, U_neg, D_pos, D_neg, QD,
                 alpha[i] = a_new
                 row_axpy(indptr, indices, values, i, (a_new - a) * yi, w, B)
             s += 1
+        if steps == 0 and fstate.shape[0] > FIRST_PGMIN:
+            fstate[FIRST_PGMAX] = pgmax_new
+            fstate[FIRST_PGMIN] = pgmin_new
         it += 1
         steps += 1
         if pgmax_new - pgmin_new <= eps:

@@ -26,6 +26,34 @@ DEFAULT_EPS = 0.1
 DEFAULT_MAX_ITER = 1000
 
 
+def check_params(params, class_cost):
+    """(eps, max_iter) after checking what dcd supports; raises ParameterError."""
+    if params.unreg_bias:
+        raise ParameterError("-R (unregularized bias) is not supported by -s dcd; use -B")
+    if params.loss not in LOSS_CODES:
+        raise ParameterError(f"--loss must be hinge or squared-hinge for -s dcd (got {params.loss})")
+    for c in class_cost:
+        if not (c > 0 and math.isfinite(c)):
+            raise ParameterError(f"class weights must be > 0 (got {c})")
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
+    if not (eps > 0 and math.isfinite(eps)):
+        raise ParameterError(f"-e must be > 0 (got {eps})")
+    if max_iter < 1:
+        raise ParameterError(f"--max-iter must be >= 1 (got {max_iter})")
+    return eps, max_iter
+
+
+def dual_box(params, class_cost, n):
+    """(C, C_pos, C_neg, U_pos, U_neg, D_pos, D_neg) of the dual for n rows:
+    the upper bounds U and diagonal terms D of each class (see _dcd_kernels)."""
+    C = params.resolved_C(n)
+    Cp, Cn = C * float(class_cost[0]), C * float(class_cost[1])
+    if params.loss == "hinge":
+        return C, Cp, Cn, Cp, Cn, 0.0, 0.0
+    return C, Cp, Cn, math.inf, math.inf, 0.5 / Cp, 0.5 / Cn
+
+
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
     """Train one binary problem (y in {+1, -1}); see the module docstring.
 
@@ -37,21 +65,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     ``primal_C_form`` (what LIBLINEAR calls the primal objective), ``n_sv``
     and ``n_iter``.
     """
-    if params.unreg_bias:
-        raise ParameterError("-R (unregularized bias) is not supported by -s dcd; use -B")
-    if params.loss not in LOSS_CODES:
-        raise ParameterError(f"--loss must be hinge or squared-hinge for -s dcd (got {params.loss})")
-    cost_pos, cost_neg = (float(c) for c in class_cost)
-    for c in (cost_pos, cost_neg):
-        if not (c > 0 and math.isfinite(c)):
-            raise ParameterError(f"class weights must be > 0 (got {c})")
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    if not (eps > 0 and math.isfinite(eps)):
-        raise ParameterError(f"-e must be > 0 (got {eps})")
-    if max_iter < 1:
-        raise ParameterError(f"--max-iter must be >= 1 (got {max_iter})")
-
+    eps, max_iter = check_params(params, class_cost)
     indptr = np.ascontiguousarray(X.indptr, np.int64)
     indices = np.ascontiguousarray(X.indices, np.int32)
     values = np.ascontiguousarray(X.values, np.float64)
@@ -65,12 +79,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     if len(indices) and (int(indices.max()) >= n_features or int(indices.min()) < 0):
         raise ParameterError(f"feature index out of range for n_features={n_features}")
 
-    C = params.resolved_C(n)
-    Cp, Cn = C * cost_pos, C * cost_neg
-    if params.loss == "hinge":
-        U_pos, U_neg, D_pos, D_neg = Cp, Cn, 0.0, 0.0
-    else:
-        U_pos, U_neg, D_pos, D_neg = math.inf, math.inf, 0.5 / Cp, 0.5 / Cn
+    C, Cp, Cn, U_pos, U_neg, D_pos, D_neg = dual_box(params, class_cost, n)
     B = kernel_bias(params)
 
     w = np.zeros(n_features + 1, np.float64)

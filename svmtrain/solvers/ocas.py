@@ -56,6 +56,7 @@ import time
 import numba
 import numpy as np
 
+from ..chunk_source import as_source, is_streamed
 from ..errors import ParameterError
 from . import _ocas_kernels as K
 from ._common import margins
@@ -182,16 +183,24 @@ def _check(X, y, n_features, params, class_cost):
         raise ParameterError(f"--ocas-method must be ocas or cp (got {params.ocas_method})")
     if len(y) != X.n_rows:
         raise ValueError("y and X have different numbers of rows")
-    if X.nnz and int(X.indices.max()) >= n_features:
+    if not is_streamed(X) and X.nnz and int(X.indices.max()) >= n_features:
         raise ValueError("feature index beyond n_features")
     if not all(c > 0 and math.isfinite(c) for c in class_cost):
         raise ParameterError(f"class costs must be > 0 (got {class_cost})")
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
-    """Train one binary linear SVM (hinge loss) by OCAS; see the module doc."""
+    """Train one binary linear SVM (hinge loss) by OCAS; see the module doc.
+
+    ``X`` is a Chunk or a chunk source (:mod:`svmtrain.chunk_source`); from a
+    source each iteration reads every block once for the outputs and the
+    blocks holding a row of the next cut (both passes are needed in memory
+    as well); the per-row state (outputs, violator flags, line-search
+    scratch) stays in memory, 42 bytes per row, plus y.
+    """
     _check(X, y, n_features, params, class_cost)
-    nb = _threads_for(params.threads, X.nnz)
+    X = as_source(X)
+    nb = _threads_for(params.threads, getattr(X, "max_block_nnz", X.nnz))
     old_threads = numba.get_num_threads()
     numba.set_num_threads(nb)
     try:
@@ -232,7 +241,6 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
                          info={"Q_P": 0.0, "Q_D": 0.0, "gap_rel": 0.0, "n_cuts": 0,
                                "history": [], "exit": EXIT_EMPTY})
 
-    indptr, indices, values = X.indptr, X.indices, X.values
     cw = np.where(y > 0, C * float(class_cost[0]), C * float(class_cost[1]))
     # large arrays by np.empty + fill: numpy madvises huge pages for its own
     # allocations but not for np.zeros (calloc), and first touches of 4 KiB
@@ -257,7 +265,7 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
     history = [(0, time.perf_counter() - t0, Q_P, Q_D)]
     if log is not None:
         log(_line(0, history[-1][1], Q_P, Q_D, 0, nerr, nv, n))
-    K.scatter_cut(indptr, indices, values, B, y, cw, viol, prev, False, nb, buf, a_new)
+    _scatter(X, B, y, cw, viol, prev, False, nb, buf, a_new)
     cuts.add(a_new, bsum, 0)
     a_prev, a_new = a_new, a_prev
     chain = 0
@@ -278,7 +286,7 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
         active = cuts.alpha[:k] > 0.0
         cuts.last_active[:k][active] = it
         scc, qa, qb = K.combine_cuts(cuts.A, cuts.alpha, k, w_b, w_c, w_d, nb)
-        margins(indptr, indices, values, w_d, B, 0.0, out_d)
+        _outputs(X, w_d, B, out_d)
         if method == "ocas":
             t = K.line_search(y, cw, out_b, out_d, qa, qb, nb, ls_t, ls_w)[0] if qa > 0.0 else 0.0
         else:
@@ -316,11 +324,11 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
         # the next cut, from scratch or as a change of the previous one
         if nch < nv and chain < DELTA_REFRESH:
             a_new[:] = a_prev
-            K.scatter_cut(indptr, indices, values, B, y, cw, viol, prev, True, nb, buf, a_new)
+            _scatter(X, B, y, cw, viol, prev, True, nb, buf, a_new)
             chain += 1
         else:
             a_new[:] = 0.0
-            K.scatter_cut(indptr, indices, values, B, y, cw, viol, prev, False, nb, buf, a_new)
+            _scatter(X, B, y, cw, viol, prev, False, nb, buf, a_new)
             chain = 0
         cuts.add(a_new, bsum, it)
         a_prev, a_new = a_new, a_prev
@@ -342,6 +350,28 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
     }
     return FitResult(w=finish_w(w_b.copy(), params), n_iter=it, objective=Q_P / (n * C),
                      converged=converged, info=info)
+
+
+def _outputs(src, w, B, out):
+    """out = X w, block by block (one pass over the source)."""
+    b = src.bounds
+    for j, c in src.blocks():
+        margins(c.indptr, c.indices, c.values, w, B, 0.0, out[b[j]:b[j + 1]])
+
+
+def _scatter(src, B, y, cw, viol, prev, delta, nb, buf, out):
+    """out += the cut's sum (see K.scatter_cut), block by block; blocks of
+    a streamed source whose rows all have coefficient 0 are not read."""
+    b = src.bounds
+    order = None
+    if src.n_blocks > 1:
+        flags = (viol != prev) if delta else (viol != 0)
+        order = np.flatnonzero(np.logical_or.reduceat(flags, b[:-1]))
+        del flags
+    for j, c in src.blocks(order):
+        r0, r1 = b[j], b[j + 1]
+        K.scatter_cut(c.indptr, c.indices, c.values, B, y[r0:r1], cw[r0:r1], viol[r0:r1],
+                      prev[r0:r1], delta, nb, buf, out)
 
 
 def _line(it, tim, Q_P, Q_D, nza, nerr, nviol, n):

@@ -1,0 +1,113 @@
+"""``-s dcd --stream``: block minimization of the dual (Yu, Hsieh, Chang, Lin, KDD 2010).
+
+"Large linear classification when data cannot fit in memory": the rows are
+split into blocks (the blocks of the chunk source); each outer iteration
+visits the blocks in a fresh random order (from ``params.seed``) and, on
+each, improves the dual sub-problem over that block's variables with the
+others fixed. The sub-problem is the DCD problem of
+:mod:`svmtrain.solvers.dcd` restricted to the block, and it is worked on by
+the same kernel (``_dcd_kernels.dcd_run``): one DCD iteration over the
+block's active rows in random order per visit (an inexact sub-problem
+solve, which the paper allows; more inner iterations per visit did not
+reduce the outer iterations on a9a, see the README). ``w = sum_i alpha_i
+y_i x_i`` stays in memory and is updated by every block; so do ``alpha``,
+``QD_ii = |x_i|^2 + D_ii`` (computed on a block's first visit) and each
+block's visiting index, 24 bytes per row in all, sliced per block.
+
+Shrinking and stopping are LIBLINEAR's, lifted from rows to the pass over
+all blocks: a row whose projected gradient lies beyond the previous outer
+iteration's extremes (over all blocks) leaves its block's active set; when
+max PG - min PG over the active rows of all blocks is at most ``eps``
+(``-e``), every row is re-activated and, if the next full iteration also
+has a spread of at most ``eps``, the run has converged. ``--max-iter``
+caps the outer iterations. Visiting rows block by block mixes them less
+than one random order over all rows: on a9a, 9 blocks took about 3 times
+the outer iterations of in-memory DCD to reach ``-e 0.1``.
+
+Same problem, objective and result fields as :func:`svmtrain.solvers.dcd.fit`;
+the objective needs one more pass.
+"""
+import numpy as np
+
+from . import _dcd_kernels as K
+from ._common import row_sqnorms
+from ._stream_common import streamed_loss
+from .base import FitResult, finish_w, kernel_bias
+from .dcd import check_params, dual_box
+
+
+def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
+    """Train one binary problem (y in {+1, -1}, n-sized, in memory) from the
+    chunk ``source``; see the module docstring. Memory beyond the blocks:
+    w (d + 1 floats), alpha, QD and the index (24 bytes per row) and, on a
+    block's first visit, 16 bytes per row of the block."""
+    eps, max_iter = check_params(params, class_cost)
+    y = np.ascontiguousarray(y, np.float64)
+    n = source.n_rows
+    C, Cp, Cn, U_pos, U_neg, D_pos, D_neg = dual_box(params, class_cost, n)
+    B = kernel_bias(params)
+    w = np.zeros(n_features + 1, np.float64)
+    alpha = np.zeros(n, np.float64)
+    QD = np.empty(n, np.float64)          # |x_i|^2 + D_ii, filled on a block's first visit
+    index = np.empty(n, np.int64)         # per block: its rows (local numbers), active ones first
+    bounds = source.bounds
+    sizes = np.diff(bounds)
+    active = sizes.copy()                 # active rows of each block
+    seen = np.zeros(source.n_blocks, bool)
+    rng = np.random.default_rng(params.seed)
+    istate = np.zeros(2, np.int64)
+    fstate = np.zeros(4, np.float64)
+    rstate = np.zeros(1, np.uint64)
+    pgmax_old, pgmin_old = np.inf, -np.inf
+
+    it = 0
+    converged = n == 0
+    spread = np.inf
+    while not converged and it < max_iter:
+        full = bool(np.all(active == sizes))
+        pgmax, pgmin = -np.inf, np.inf
+        for j, c in source.blocks(rng.permutation(source.n_blocks)):
+            r0, r1 = bounds[j], bounds[j + 1]
+            yb = y[r0:r1]
+            if not seen[j]:
+                QD[r0:r1] = row_sqnorms(c.indptr, c.values, B)
+                QD[r0:r1] += np.where(yb > 0, D_pos, D_neg)
+                index[r0:r1] = np.arange(r1 - r0)
+                seen[j] = True
+            istate[:] = (active[j], 0)
+            fstate[:] = (pgmax_old, pgmin_old, -np.inf, np.inf)
+            rstate[0] = rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)
+            # one iteration over the block's active rows; eps -1: the kernel
+            # never declares the block converged (the test below is global)
+            K.dcd_run(c.indptr, c.indices, c.values, yb, B, U_pos, U_neg, D_pos, D_neg, QD[r0:r1],
+                      -1.0, 1, 1, w, alpha[r0:r1], index[r0:r1], istate, fstate, rstate)
+            active[j] = istate[K.ACTIVE]
+            pgmax = max(pgmax, fstate[K.FIRST_PGMAX])
+            pgmin = min(pgmin, fstate[K.FIRST_PGMIN])
+            del c
+        it += 1
+        spread = pgmax - pgmin
+        if progress is not None:
+            progress(it, max_iter)
+        if spread <= eps:
+            if full:
+                converged = True
+                break
+            active[:] = sizes             # converged on the shrunk rows: re-check all
+            pgmax_old, pgmin_old = np.inf, -np.inf
+            continue
+        pgmax_old = pgmax if pgmax > 0.0 else np.inf
+        pgmin_old = pgmin if pgmin < 0.0 else -np.inf
+    if log is not None and not converged:
+        log(f"WARNING: reaching max number of iterations ({max_iter}); "
+            f"the solution may be inaccurate (raise --max-iter or -e)")
+
+    ww = float(w @ w)
+    sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg)
+    dual = sa - 0.5 * (ww + sq)
+    primal_C = 0.5 * ww + streamed_loss(source, y, w, B, 0.0, params.loss, (Cp, Cn))
+    objective = primal_C / (max(n, 1) * C)
+    info = {"dual_objective": dual, "primal_C_form": primal_C, "n_sv": int(n_sv),
+            "n_iter": it, "C": C, "pg_spread": float(spread), "blocks": int(source.n_blocks)}
+    return FitResult(w=finish_w(w, params), b=0.0, n_iter=it, objective=objective,
+                     converged=bool(converged), info=info)

@@ -1,0 +1,193 @@
+"""``-s pegasos --stream``: Pegasos over a shuffle buffer of row blocks.
+
+The step, the projection, the bias and the averaging are those of
+:mod:`svmtrain.solvers.pegasos`, run by the same numba kernel
+(``_pegasos_kernels.pegasos_steps``); only where the examples come from
+differs. In memory, each step draws its ``k`` rows i.i.d. from all n rows.
+Here the rows pass through a *shuffle buffer* (a pool of rows in memory,
+at most ``shuffle_rows`` of them, the ``--shuffle-buffer``):
+
+* every epoch visits the blocks of the source in a fresh random order;
+* each block's rows join the pool; when the pool holds more than
+  ``shuffle_rows`` rows (or more nonzeros than its share of memory), a
+  uniformly random subset of the pool, as many rows as the surplus rounded
+  down to a multiple of ``k``, is drawn in random order and fed to the
+  kernel, ``k`` rows per step; the others stay;
+* at the end of the epoch the pool is drained the same way (all but fewer
+  than ``k`` rows, which stay for the next epoch).
+
+So each epoch uses every row once (in a random order that mixes rows up to
+a shuffle buffer apart, and blocks arbitrarily far apart), rather than n
+draws with replacement: "random reshuffling", which is known to do at
+least as well as i.i.d. sampling for SGD. The run makes floor(T n / k)
+steps (in memory: T ceil(n / k)); averaging covers the last half of them.
+Every random choice comes from ``params.seed``: the same seed, data and
+block layout give the same w, bit for bit.
+"""
+import math
+
+import numpy as np
+
+from .._dataset_kernels import gather_rows
+from ..errors import ParameterError
+from ._common import row_sqnorms
+from ._pegasos_kernels import pegasos_steps
+from ._stream_common import streamed_loss
+from .base import FitResult, finish_w, kernel_bias, with_defaults
+from .pegasos import AVERAGE_FROM, DEFAULTS, _current
+
+# bytes of a pool row / nonzero: two pools (indptr, y, |x|^2; indices, values)
+# plus the per-block permutation and its temporaries
+POOL_ROW_BYTES = 2 * 24 + 32
+POOL_NNZ_BYTES = 2 * 12
+NNZ_SLACK = 1.1
+
+
+class _Pool:
+    """Rows in memory as CSR with their y and |x|^2; ``n`` rows used."""
+
+    def __init__(self, rows, nnz):
+        self.indptr = np.zeros(rows + 1, np.int64)
+        self.indices = np.empty(nnz, np.int32)
+        self.values = np.empty(nnz, np.float64)
+        self.y = np.empty(rows, np.float64)
+        self.sq = np.empty(rows, np.float64)
+        self.n = 0
+
+    def append(self, c, yb, B):
+        n, z = self.n, int(self.indptr[self.n])
+        m, k = c.n_rows, c.nnz
+        if n + m > len(self.y) or z + k > len(self.values):
+            raise RuntimeError("stream_pegasos: shuffle buffer overflow (a bug in the memory plan)")
+        np.add(c.indptr[1:m + 1], z, out=self.indptr[n + 1:n + m + 1])
+        self.indices[z:z + k] = c.indices[:k]
+        self.values[z:z + k] = c.values[:k]
+        self.y[n:n + m] = yb
+        self.sq[n:n + m] = row_sqnorms(c.indptr, c.values, B)
+        self.n = n + m
+
+    def keep(self, rows, out):
+        """Copy ``rows`` (sorted) of this pool into the pool ``out``."""
+        m = len(rows)
+        np.cumsum(self.indptr[rows + 1] - self.indptr[rows], out=out.indptr[1:m + 1])
+        gather_rows(self.indptr, self.indices, self.values, rows, out.indptr, out.indices, out.values)
+        np.take(self.y, rows, out=out.y[:m])
+        np.take(self.sq, rows, out=out.sq[:m])
+        out.n = m
+
+
+def pool_size(shuffle_rows, avg_nnz, longest, k, max_block_rows, max_block_nnz):
+    """(row capacity, nonzero capacity, nonzeros the kept rows may hold) of each pool."""
+    keep_nnz = int(math.ceil(shuffle_rows * avg_nnz * NNZ_SLACK)) + longest
+    rows = shuffle_rows + max_block_rows + k
+    nnz = keep_nnz + max_block_nnz + k * longest
+    return rows, nnz, keep_nnz
+
+
+def pool_bytes(shuffle_rows, avg_nnz, longest, k, max_block_rows, max_block_nnz):
+    """Memory of a shuffle buffer of ``shuffle_rows`` rows (both pools and temporaries)."""
+    rows, nnz, _ = pool_size(shuffle_rows, avg_nnz, longest, k, max_block_rows, max_block_nnz)
+    return rows * POOL_ROW_BYTES + nnz * POOL_NNZ_BYTES
+
+
+def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0),
+        shuffle_rows=None, longest=None):
+    """Train one binary Pegasos model from the chunk ``source``; see the
+    module docstring. ``shuffle_rows`` bounds the shuffle buffer (default:
+    all rows); ``longest`` is the largest row's nonzero count (default:
+    found from the blocks' sizes).
+
+    Guarantees as in memory: |w| <= 1/sqrt(lambda); the result depends only
+    on the data, its block layout and params.
+    """
+    if tuple(class_cost) != (1.0, 1.0):
+        raise ParameterError("-w (class weights) is not supported by -s pegasos; use -s dcd")
+    if params.loss != "hinge":
+        raise ParameterError("-s pegasos supports only --loss hinge")
+    params = with_defaults(params, DEFAULTS)
+    n = source.n_rows
+    lam = params.resolved_lambda(n)
+    B = kernel_bias(params)
+    k = max(1, min(int(params.batch_size), n))
+    epochs, average = params.epochs, params.average
+    total_steps = (epochs * n) // k
+    avg_start = int(total_steps * AVERAGE_FROM) + 1 if average else total_steps + 2
+    y = np.ascontiguousarray(y, np.float64)
+    bounds = source.bounds
+    block_rows = np.diff(bounds)
+    max_block_rows = int(block_rows.max())
+    max_block_nnz = int(getattr(source, "max_block_nnz", source.nnz))
+    if longest is None:
+        longest = max_block_nnz
+    R = n if shuffle_rows is None else max(1, min(int(shuffle_rows), n))
+    cap_rows, cap_nnz, keep_nnz = pool_size(R, source.nnz / max(n, 1), longest, k,
+                                            max_block_rows, max_block_nnz)
+    pools = [_Pool(cap_rows, cap_nnz), _Pool(cap_rows, cap_nnz)]
+
+    rng = np.random.default_rng(params.seed)
+    d1 = n_features + 1
+    v = np.zeros(d1)
+    acc = np.zeros(d1) if average else np.zeros(1)
+    corr = np.zeros(d1) if average else np.zeros(1)
+    state = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    viol = np.empty(k, np.int64)
+    unreg = bool(params.unreg_bias)
+
+    def feed(drain):
+        """Draw rows from the pool (the surplus, or all when draining) and step."""
+        nonlocal t
+        P = pools[0]
+        pr = P.n
+        e = pr if drain else max(0, pr - R)
+        if not drain and e == 0 and int(P.indptr[pr]) <= keep_nnz:
+            return
+        perm = rng.permutation(pr)
+        if not drain:
+            lengths = P.indptr[perm + 1] - P.indptr[perm]
+            tail = np.cumsum(lengths[::-1])[::-1]       # nonzeros of perm[i:]
+            fits = tail <= keep_nnz
+            e = max(e, int(np.argmax(fits)) if fits.any() else pr)
+            del lengths, tail, fits
+        e = min((e // k) * k, k * (total_steps - t))
+        if e > 0:
+            t += pegasos_steps(P.indptr, P.indices, P.values, P.y, P.sq, perm[:e], k, t, lam, B,
+                               unreg, avg_start, v, state, acc, corr, viol)
+        if e == 0:
+            return
+        P.keep(np.sort(perm[e:]), pools[1])
+        pools.reverse()
+
+    t = 0
+    prev_obj = math.inf
+    converged = params.eps is None
+    epoch = 0
+    for epoch in range(epochs):
+        for j, c in source.blocks(rng.permutation(source.n_blocks)):
+            pools[0].append(c, y[bounds[j]:bounds[j + 1]], B)
+            del c
+            feed(False)
+        feed(True)
+        if progress is not None:
+            progress(epoch + 1, epochs)
+        if params.eps is not None:
+            w, b = _current(v, state, acc, corr, average and t >= avg_start)
+            obj = _objective(source, y, w, B, b, lam)
+            if log is not None:
+                log(f"epoch {epoch + 1}: objective {obj:.6g}")
+            if prev_obj - obj <= params.eps * abs(obj):
+                converged = True
+                break
+            prev_obj = obj
+    if not converged and log is not None:
+        log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
+    w, b = _current(v, state, acc, corr, average and t >= avg_start)
+    obj = _objective(source, y, w, B, b, lam)
+    return FitResult(w=finish_w(w, params), b=b, n_iter=t, objective=obj, converged=converged,
+                     info={"epochs": epoch + 1, "steps": t, "lambda": lam, "averaged": average,
+                           "shuffle_rows": R, "blocks": int(source.n_blocks)})
+
+
+def _objective(source, y, w, B, b, lam):
+    """lambda/2 |w|^2 + mean hinge loss, one pass over the source."""
+    n = max(source.n_rows, 1)
+    return 0.5 * lam * float(w @ w) + streamed_loss(source, y, w, B, b) / n
