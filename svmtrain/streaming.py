@@ -42,6 +42,40 @@ READER_SHARE = 1 / 24
 MAX_READER_BLOCK = 8 << 20
 
 
+# ---------------------------------------------------------------- the C heap
+
+M_MMAP_THRESHOLD = -3          # glibc's mallopt parameter number
+MMAP_THRESHOLD = 256 << 10
+
+
+def _glibc():
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+    except (OSError, AttributeError):   # not glibc (musl, macOS): nothing to tune
+        return None
+
+
+def bound_heap():
+    """Make glibc's malloc serve every allocation of 256 KiB or more by its own
+    mapping, returned to the system when freed. By default glibc raises that
+    threshold as large blocks are freed (up to 32 MiB) and then keeps freed
+    blocks in the heap, so the block-sized temporaries of a streamed run
+    would leave tens of MB of resident, unused heap behind (measured: 20 MB
+    more peak RSS in pass 0 at --memory-limit 100). No effect elsewhere."""
+    libc = _glibc()
+    if libc is not None:
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+
+
+def trim_heap():
+    """Give the free memory at the top of glibc's heaps back to the system."""
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
 # ---------------------------------------------------------------- pass 0
 
 class StreamData:
@@ -192,7 +226,9 @@ def plan_memory(solver, n, d, params, limit):
     d1 = d + 1
     state = 16 * n                      # labels, y of the current problem
     if solver == "pegasos":
-        state += (3 if params.average is not False else 1) * 8 * d1
+        # v, and with averaging the sum and its correction (doubled while the
+        # average is formed at the end)
+        state += (6 if params.average is not False else 1) * 8 * d1
     elif solver == "dcd":
         state += 8 * d1 + 24 * n
     elif solver == "ocas":
@@ -332,7 +368,9 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
     from .io.reader import display_name
     name = display_name(train_file)
 
+    bound_heap()
     data = prepare(train_file, limit, cache_path, chunk_rows, params.threads, read_progress, say)
+    trim_heap()
     source = None
     try:
         n = data.n_rows

@@ -86,7 +86,7 @@ class Spool:
                     path = f"{base}.{name}.tmp"
                     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
                 self.paths.append(path)
-                self._files.append(os.fdopen(fd, "w+b", buffering=1 << 20))
+                self._files.append(os.fdopen(fd, "w+b", buffering=0))
             self._write(1, np.zeros(1, "<i8"))
         except BaseException:
             self.remove()
@@ -94,7 +94,12 @@ class Spool:
 
     def _write(self, k, a):
         view = memoryview(np.ascontiguousarray(a, ARRAYS[k][1])).cast("B")
-        self._files[k].write(view)
+        done = 0
+        while done < len(view):        # unbuffered: a raw write may be short
+            got = self._files[k].write(view[done:])
+            if not got:
+                raise OSError(5, "cannot write: short write", None)
+            done += got
         if self._crcs is not None:
             self._crcs[k].update(view)
         self.lengths[k] += len(view)
@@ -116,9 +121,8 @@ class Spool:
         self.nnz += z - int(chunk.indptr[0])
 
     def finish(self):
-        """Flush the files; returns [(fd, 0)] per array for reading back."""
-        for f in self._files:
-            f.flush()
+        """Returns [(fd, 0)] per array for reading back (the files are
+        unbuffered: everything appended is already in the kernel's hands)."""
         return [(f.fileno(), 0) for f in self._files]
 
     def write_cache(self, cache_path, identity):
