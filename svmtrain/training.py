@@ -25,17 +25,28 @@ def label_order(labels):
     return order
 
 
-def _binary_problems(labels, order, params):
-    """Yield (y in {+1,-1}, class_cost) for each weight column of the model."""
+def problem_costs(order, params):
+    """[(positive label, class_cost)] for each weight column of the model:
+    y = +1 for the rows of that label, -1 for the others."""
     weights = params.class_weights
     if len(order) <= 2:
-        y = np.where(labels == order[0], 1.0, -1.0)  # one class: all +1
+        # a single class still makes one problem (all +1); its model predicts that class
         neg = weights.get(float(order[1]), 1.0) if len(order) == 2 else 1.0
-        yield y, (float(weights.get(float(order[0]), 1.0)), float(neg))
-        return
-    for c in order:
-        yield np.where(labels == c, 1.0, -1.0), (float(weights.get(float(c), 1.0)), 1.0)
-    # a single class still yields one problem (all +1); its model predicts that class
+        return [(order[0], (float(weights.get(float(order[0]), 1.0)), float(neg)))]
+    return [(c, (float(weights.get(float(c), 1.0)), 1.0)) for c in order]
+
+
+def _binary_problems(labels, order, params):
+    """Yield (y in {+1,-1}, class_cost) for each weight column of the model."""
+    for c, cost in problem_costs(order, params):
+        yield np.where(labels == c, 1.0, -1.0), cost
+
+
+def check_class_weights(params, order):
+    """-w may only name labels of the training data."""
+    unknown = set(params.class_weights) - set(order.tolist())
+    if unknown:
+        raise ParameterError(f"-w names label(s) not in the training data: {', '.join(f'{u:g}' for u in sorted(unknown))}")
 
 
 def train(data, params, progress=None, log=None, n_features=None, source=None):
@@ -59,9 +70,7 @@ def train(data, params, progress=None, log=None, n_features=None, source=None):
     solver = get_solver(params.solver, params.kernel_type)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
     order = label_order(data.labels)
-    unknown = set(params.class_weights) - set(order.tolist())
-    if unknown:
-        raise ParameterError(f"-w names label(s) not in the training data: {', '.join(f'{u:g}' for u in sorted(unknown))}")
+    check_class_weights(params, order)
     d = data.n_features if n_features is None else int(n_features)
     problems = list(_binary_problems(data.labels, order, params))
     start = time.perf_counter()
@@ -71,6 +80,12 @@ def train(data, params, progress=None, log=None, n_features=None, source=None):
         model = solver.train_model(data, order, problems, d, params, progress=progress, log=log)
     else:
         model = _train_linear(solver, data, order, problems, d, params, progress, log)
+    return finish_model(model, params, data.n_rows, start)
+
+
+def finish_model(model, params, n_rows, start):
+    """Record the training time (since ``start``) and the header; check that
+    every number of the model is finite (otherwise SvmtrainError)."""
     model.train_time = time.perf_counter() - start
     for name, section in model.file_sections():
         if isinstance(section, np.ndarray) and not np.all(np.isfinite(section)):
@@ -78,9 +93,9 @@ def train(data, params, progress=None, log=None, n_features=None, source=None):
                                 "scale the features (e.g. with svm-scale) or change -c/-l")
     results = model.fit_results
     model.header = params.header() + [
-        ("lambda_used", params.resolved_lambda(data.n_rows)),
-        ("C_used", params.resolved_C(data.n_rows)),
-        ("n_train", data.n_rows),
+        ("lambda_used", params.resolved_lambda(n_rows)),
+        ("C_used", params.resolved_C(n_rows)),
+        ("n_train", n_rows),
         ("objective", [r.objective for r in results]),
         ("n_iter", [r.n_iter for r in results]),
         ("converged", all(r.converged for r in results)),
@@ -113,6 +128,11 @@ def _train_linear(solver, data, order, problems, d, params, progress, log):
             log(f"class {order[j]:g} vs rest")
         results.append(solver.fit(data, y, d, params, progress=split_progress(progress, j, len(problems)),
                                   log=log, class_cost=cost))
+    return linear_model(order, results, d, params)
+
+
+def linear_model(order, results, d, params):
+    """The LinearModel of one FitResult per weight column."""
     W = np.stack([r.w for r in results], axis=1)
     if len(order) == 1:
         W[:] = 0.0

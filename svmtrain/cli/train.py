@@ -78,6 +78,11 @@ class _Command(click.Command):
               "LIBSVM's (kernel expansions).")
 @click.option("--record-time", is_flag=True,
               help="Record the training time in the model header (the file then differs between runs).")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Train here, or on a Dask cluster (-s ocas, pegasos; TRAIN_FILE may then be a glob, "
+              "a directory or a list file of partitions).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Dask scheduler address (--engine dask; default: a local cluster, one worker per core).")
 @click.option("-q", "quiet", is_flag=True, help="Quiet: no progress bars, no summary.")
 @click.argument("train_file")
 @click.argument("model_file", required=False)
@@ -91,15 +96,24 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     from ..params import TrainParams, check_params
 
     cache = options.pop("cache", None)
+    engine, scheduler = options.pop("engine"), options.pop("scheduler")
     params = check_params(TrainParams(class_weights=dict(class_weights), **options))
+    if scheduler and engine != "dask":
+        raise ParameterError("--scheduler needs --engine dask")
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
     if model_file is None and folds is None:
         if train_file == "-":
             raise ParameterError("give MODEL_FILE when TRAIN_FILE is standard input")
+        if engine == "dask" and any(c in train_file for c in "*?["):
+            raise ParameterError("give MODEL_FILE when TRAIN_FILE is a pattern")
         model_file = os.path.basename(train_file.rstrip("/")) + ".model"
     show = bars_wanted(quiet)
     echo = (lambda s: None) if quiet else click.echo
+    if engine == "dask":
+        from ..distributed.cli import train_on_cluster
+        model, data = train_on_cluster(train_file, params, scheduler, cache, folds, show, echo)
+        return _finish(model, data, params, echo, record_time, model_file, model_format)
 
     total = _size_of(train_file)
     with Progress(show, "reading", total=total, unit="B", unit_scale=True) as bar:
@@ -121,6 +135,11 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     from ..training import train
     with Progress(show, f"training ({params.solver})") as bar:
         model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file))
+    _finish(model, data, params, echo, record_time, model_file, model_format)
+
+
+def _finish(model, data, params, echo, record_time, model_file, model_format):
+    """The summary lines, then the model file in the format asked for."""
     _summary(model, data, params, echo)
     if record_time:
         model.header.append(("train_time", round(model.train_time, 6)))
