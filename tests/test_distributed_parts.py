@@ -97,26 +97,13 @@ def _split_search(y, cw, ob, od, qa, qb, parts, limit):
     return L.search(first, G, m, qa, lambda pre, ps: [L.summarize(h, pre, ps, 1, limit) for h in held])
 
 
-def _line_case(rng, n, ties):
-    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
-    cw = np.where(y > 0, 1.3, 0.8)
-    out_b = rng.normal(size=n) + 0.3 * y
-    out_d = rng.normal(size=n) * 0.5
-    if ties:                            # many identical breakpoints, r = 0, p = 0
-        h = n // 2
-        out_d[:h] = (1.0 - y[:h] * out_b[:h]) * y[:h] / 0.75
-        out_d[h:h + 20] = 0.0
-        out_b[-10:] = y[-10:]
-    return y, cw, out_b, out_d
-
-
 @pytest.mark.parametrize("n,ties", [(40, False), (5000, False), (5000, True), (100000, True)])
 @pytest.mark.parametrize("parts,limit", [(1, L.LIMIT), (3, L.LIMIT), (4, 7), (2, 0)])
 def test_distributed_line_search_is_exact(n, ties, parts, limit):
     """Same t as sorting every breakpoint, whatever the split and however
     many rounds (limit 0 forces every level; ties force the last one)."""
     rng = np.random.default_rng(n + ties)
-    y, cw, ob, od = _line_case(rng, n, ties)
+    y, cw, ob, od = N.line_case(rng, n, ties)[:4]
     for qa, qb in ((1e-3, -5.0), (2.0, -300.0), (50.0, -1e4), (1.0, 3.0)):
         t, rounds = _split_search(y, cw, ob, od, qa, qb, parts, limit)
         assert t == pytest.approx(N.line_search(y, cw, ob, od, qa, qb), rel=1e-12, abs=1e-15)
@@ -126,7 +113,7 @@ def test_distributed_line_search_is_exact(n, ties, parts, limit):
 def test_line_search_answers_are_bounded():
     """No answer carries more than LIMIT breakpoints or 4096 bins."""
     rng = np.random.default_rng(7)
-    y, cw, ob, od = _line_case(rng, 200000, False)
+    y, cw, ob, od = N.line_case(rng, 200000)[:4]
     kb, wb = np.empty(len(y)), np.empty(len(y))
     _, m = K.breakpoints(y, cw, ob, od, 0.0, 2, kb, wb)
     a = L.summarize([(kb, wb, m)], 0, L.ALL, 2)

@@ -23,6 +23,7 @@ import collections
 import contextlib
 import logging
 import os
+import time
 import uuid
 
 import numpy as np
@@ -110,7 +111,8 @@ def payload_bytes(obj):
 
 
 def _task(fn, run_id, specs, threads, *args):
-    """Run ``fn(run_id, specs, nb, *args)`` on a worker; returns (address, result).
+    """Run ``fn(run_id, specs, nb, *args)`` on a worker; returns (address,
+    seconds spent in fn, result).
 
     ``nb`` is the thread (block) count for the numba kernels: ``threads``,
     or the worker's own thread count. A StateLost raised by ``fn`` names
@@ -122,8 +124,10 @@ def _task(fn, run_id, specs, threads, *args):
     nb = max(1, min(int(threads or worker.state.nthreads), numba.config.NUMBA_NUM_THREADS))
     old = numba.get_num_threads()
     numba.set_num_threads(nb)
+    t0 = time.perf_counter()
     try:
-        return worker.address, fn(run_id, specs, nb, *args)
+        res = fn(run_id, specs, nb, *args)
+        return worker.address, time.perf_counter() - t0, res
     except StateLost as e:
         raise StateLost(worker.address, e.indices) from None
     finally:
@@ -131,19 +135,24 @@ def _task(fn, run_id, specs, threads, *args):
 
 
 class Traffic:
-    """Payload bytes and rounds, per kind of round."""
+    """Per kind of round: payload bytes down (driver -> workers) and up, rounds,
+    tasks, wall seconds of the rounds and seconds of their slowest task."""
 
     def __init__(self):
         self.down = collections.Counter()
         self.up = collections.Counter()
         self.rounds = collections.Counter()
         self.tasks = collections.Counter()
+        self.wall = collections.Counter()
+        self.compute = collections.Counter()
 
-    def add(self, kind, down, up, tasks):
+    def add(self, kind, down, up, tasks, wall, compute):
         self.down[kind] += down
         self.up[kind] += up
         self.rounds[kind] += 1
         self.tasks[kind] += tasks
+        self.wall[kind] += wall
+        self.compute[kind] += compute
 
     def total(self):
         return sum(self.down.values()), sum(self.up.values())
@@ -220,6 +229,7 @@ class Session:
         every task; returns the results in group order. Raises the first
         error, a StateLost after every task has finished (so no task of this
         round still runs when the caller recomputes)."""
+        t0 = time.perf_counter()
         groups = self.groups(only)
         futures = []
         down = 0
@@ -228,23 +238,27 @@ class Session:
             down += payload_bytes(args) + payload_bytes(extra)
             futures.append(self.client.submit(_task, fn, self.run_id, specs, self.threads, *args, *extra,
                                               workers=[worker], allow_other_workers=True, pure=False))
+        # one gather for all (it waits for every task, failed ones included)
+        done = iter(self.client.gather(futures, errors="skip"))
         results, lost, error = [], None, None
-        for (worker, specs), fut in zip(groups, futures):   # waits for every task
-            try:
-                ran_on, res = fut.result()
-            except StateLost as exc:
+        slowest = 0.0
+        for (worker, specs), fut in zip(groups, futures):
+            if fut.status == "finished":
+                ran_on, seconds, res = next(done)
+                slowest = max(slowest, seconds)
+                if ran_on != worker:
+                    self._moved(worker, ran_on, specs, what)
+                results.append(res)
+                continue
+            exc = fut.exception() if fut.status == "error" else None
+            if isinstance(exc, StateLost):
                 if exc.address != worker:
                     self._moved(worker, exc.address, specs, what)
                 lost = lost or exc
-                continue
-            except Exception as exc:  # noqa: BLE001 - re-raised below, after the other tasks
-                error = error or exc
-                continue
-            if ran_on != worker:
-                self._moved(worker, ran_on, specs, what)
-            results.append(res)
+            elif error is None:
+                error = exc if exc is not None else SvmtrainError(f"a Dask task ended as {fut.status}")
         up = payload_bytes(results)
-        self.traffic.add(kind, down, up, len(futures))
+        self.traffic.add(kind, down, up, len(futures), time.perf_counter() - t0, slowest)
         del futures
         if error is not None:
             raise error

@@ -125,13 +125,10 @@ def fit(session, problem, n, n_features, params, progress=None, log=None):
             progress(epoch + 1, epochs)
         if params.eps is not None:
             w_now, b_now = _current(w, b, acc, b_acc, n_avg)
-            obj = objective(session, pos, w_now, b_now, B, lam, n)
-            if log is not None:
-                log(f"epoch {epoch + 1}: objective {obj:.6g}")
-            if prev_obj - obj <= params.eps * abs(obj):
-                converged = True
+            converged, prev_obj = local.epoch_check(objective(session, pos, w_now, b_now, B, lam, n),
+                                                    prev_obj, epoch, params.eps, log)
+            if converged:
                 break
-            prev_obj = obj
     if not converged and log is not None:
         log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
     w, b = _current(w, b, acc, b_acc, n_avg)

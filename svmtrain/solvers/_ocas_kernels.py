@@ -739,8 +739,8 @@ def breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def count_prefix(kbits, key, shift, nb):
-    """How many bit patterns have ``kbits >> shift == key``."""
+def _prefix_counts(kbits, key, shift, nb):
+    """Per block, how many bit patterns have ``kbits >> shift == key``."""
     n = kbits.shape[0]
     cnt = np.zeros(nb, np.int64)
     for blk in prange(nb):
@@ -749,10 +749,13 @@ def count_prefix(kbits, key, shift, nb):
         for i in range(lo, hi):
             c += (kbits[i] >> shift) == key
         cnt[blk] = c
-    tot = 0
-    for blk in range(nb):
-        tot += cnt[blk]
-    return tot
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def count_prefix(kbits, key, shift, nb):
+    """How many bit patterns have ``kbits >> shift == key``."""
+    return _prefix_counts(kbits, key, shift, nb).sum()
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -761,13 +764,7 @@ def gather_prefix(kb, wb, key, shift, nb):
     ``bits >> shift == key``, in index order, as two new arrays."""
     n = kb.shape[0]
     kbits = kb.view(np.int64)
-    cnt = np.zeros(nb, np.int64)
-    for blk in prange(nb):
-        lo, hi = _block(blk, nb, n)
-        c = 0
-        for i in range(lo, hi):
-            c += (kbits[i] >> shift) == key
-        cnt[blk] = c
+    cnt = _prefix_counts(kbits, key, shift, nb)
     tot = 0
     for blk in range(nb):
         c = cnt[blk]

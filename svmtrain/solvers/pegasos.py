@@ -55,13 +55,10 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
             progress(epoch + 1, epochs)
         if params.eps is not None:
             w, b = _current(v, state, acc, corr, average and t >= avg_start)
-            obj = primal_objective(X, y, w, B, b, lam)
-            if log is not None:
-                log(f"epoch {epoch + 1}: objective {obj:.6g}")
-            if prev_obj - obj <= params.eps * abs(obj):
-                converged = True
+            converged, prev_obj = epoch_check(primal_objective(X, y, w, B, b, lam), prev_obj,
+                                              epoch, params.eps, log)
+            if converged:
                 break
-            prev_obj = obj
     if not converged and log is not None:
         log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
     w, b = _current(v, state, acc, corr, average and t >= avg_start)
@@ -81,6 +78,14 @@ def schedule(n, params):
     total_steps = steps_per_epoch * params.epochs
     avg_start = int(total_steps * AVERAGE_FROM) + 1 if params.average else total_steps + 2
     return k, params.epochs, steps_per_epoch, avg_start
+
+
+def epoch_check(obj, prev_obj, epoch, eps, log):
+    """-e: (stop, obj) after an epoch that ended at objective ``obj``; stop
+    when it improved on ``prev_obj`` by at most eps relative."""
+    if log is not None:
+        log(f"epoch {epoch + 1}: objective {obj:.6g}")
+    return prev_obj - obj <= eps * abs(obj), obj
 
 
 def check_params(params, class_cost):
