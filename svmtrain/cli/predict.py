@@ -33,7 +33,7 @@ def main(test_file, model_file, output_file, decision_values, chunk_size, quiet,
         if engine == "dask":
             from ..distributed.cli import predict_on_cluster
             return predict_on_cluster(test_file, model_file, output_file, output_dir, decision_values,
-                                      scheduler, quiet)
+                                      chunk_size, scheduler, quiet)
         if scheduler or output_dir:
             raise ParameterError(f"{'--scheduler' if scheduler else '--output-dir'} needs --engine dask")
         if output_file is None:

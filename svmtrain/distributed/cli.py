@@ -36,29 +36,40 @@ def train_on_cluster(train_file, params, scheduler, cache, folds, show, echo):
     return model, SimpleNamespace(n_rows=n)
 
 
-def predict_on_cluster(test_file, model_file, output_file, output_dir, decision_values, scheduler, quiet):
+def predict_on_cluster(test_file, model_file, output_file, output_dir, decision_values, chunk_size,
+                       scheduler, quiet):
     """svm-predict --engine dask: predictions per partition on the workers,
     written in input order to ``output_file`` or one file per partition
     into ``output_dir``; prints the accuracy line unless ``quiet``."""
+    from ..cli.predict import _same_file
     from ..io.atomic import atomic_write
     from ..io.model_io import load_model
     from .engine import connect
     from .partitions import expand
-    from .predict import predict
+    from .predict import output_paths, predict
 
     if (output_file is None) == (output_dir is None):
         raise ParameterError("give either OUTPUT_FILE or --output-dir DIR")
+    if chunk_size is not None and chunk_size <= 0:
+        raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
     specs = expand(test_file)
+    outputs = [output_file] if output_dir is None else output_paths(specs, output_dir, create=False)
+    for out_path in outputs:
+        for other in [model_file] + [s.path for s in specs]:
+            if out_path != "-" and _same_file(out_path, other):
+                raise ParameterError(f"output {out_path} is the same file as {other}; refusing to overwrite it")
     model = load_model(model_file)
     with connect(scheduler) as client:
         if output_dir is not None:
-            summary = predict(specs, model, client, output_dir=output_dir, decision_values=decision_values)
+            summary = predict(specs, model, client, output_dir=output_dir, decision_values=decision_values,
+                              chunk_rows=chunk_size)
         else:
             if output_file == "-":
                 out = contextlib.nullcontext(sys.stdout)
             else:
                 out = atomic_write(output_file)
             with out as f:
-                summary = predict(specs, model, client, out=f, decision_values=decision_values)
+                summary = predict(specs, model, client, out=f, decision_values=decision_values,
+                                  chunk_rows=chunk_size)
     if not quiet:
         click.echo(summary.line(), err=(output_file == "-"))

@@ -17,12 +17,12 @@ from ..predict import PredictionSummary, predict_stream
 from .partitions import output_name, renamed
 
 
-def _predict_partition(spec, model, decision_values, out_path):
+def _predict_partition(spec, model, decision_values, out_path, chunk_rows):
+    from ..errors import InputFormatError
     from ..io.atomic import atomic_write
     from ..io.reader import iter_chunks
-    from ..errors import InputFormatError
     try:
-        chunks = iter_chunks(spec.path)
+        chunks = iter_chunks(spec.path, chunk_rows=chunk_rows)
         if out_path is None:
             buf = io.StringIO()
             summary = predict_stream(chunks, model, buf, decision_values=decision_values)
@@ -34,26 +34,29 @@ def _predict_partition(spec, model, decision_values, out_path):
         raise renamed(e, spec) from None
 
 
-def output_paths(specs, output_dir):
+def output_paths(specs, output_dir, create=True):
     """One prediction file per partition in ``output_dir`` (created when
-    missing); ParameterError when two partitions would share a name."""
+    missing, if ``create``); ParameterError when two partitions would share
+    a name."""
     names = [output_name(s.display) for s in specs]
     seen = {}
     for s, name in zip(specs, names):
         if name in seen:
             raise ParameterError(f"--output-dir: {seen[name]} and {s.display} would both write {name}")
         seen[name] = s.display
-    os.makedirs(output_dir, exist_ok=True)
+    if create:
+        os.makedirs(output_dir, exist_ok=True)
     return [os.path.abspath(os.path.join(output_dir, name)) for name in names]
 
 
-def predict(specs, model, client, out=None, output_dir=None, decision_values=False):
+def predict(specs, model, client, out=None, output_dir=None, decision_values=False, chunk_rows=None):
     """Predict every partition on the cluster; write the lines to ``out`` in
     input order, or one file per partition into ``output_dir``. Returns the
-    PredictionSummary over all partitions."""
+    PredictionSummary over all partitions. ``chunk_rows``: rows per chunk
+    while the workers read."""
     paths = output_paths(specs, output_dir) if output_dir is not None else [None] * len(specs)
     [model_f] = client.scatter([model], broadcast=True, hash=False)
-    futures = [client.submit(_predict_partition, s, model_f, decision_values, p, pure=False)
+    futures = [client.submit(_predict_partition, s, model_f, decision_values, p, chunk_rows, pure=False)
                for s, p in zip(specs, paths)]
     summary = PredictionSummary()
     try:
