@@ -32,7 +32,11 @@ search, the next cut is taken at ``w_c``, and ``w_b`` is the best iterate
 seen (so Q_P is still an upper bound).
 
 Everything per example or per feature is a numba kernel in
-``_ocas_kernels``; this loop does O(1) Python work per iteration.
+``_ocas_kernels``; this loop does O(1) Python work per iteration. The loop
+(``solve``) sees the data only through four methods (``LocalData``: the
+line search, the loss at w_c, the move of w_b with the next cut point's
+violators, the cut); the Dask engine (``svmtrain.distributed.ocas``)
+implements them over partitions held by workers.
 ``params.threads`` sets numba's thread count for the call (restored after);
 the kernels split their ranges into one block per thread and sum partial
 results in block order, so a run is reproducible for a given thread count.
