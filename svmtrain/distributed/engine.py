@@ -121,7 +121,8 @@ def _task(fn, run_id, specs, threads, *args):
     import numba
     from distributed import get_worker
     worker = get_worker()
-    nb = max(1, min(int(threads or worker.state.nthreads), numba.config.NUMBA_NUM_THREADS))
+    own = getattr(getattr(worker, "state", None), "nthreads", None) or getattr(worker, "nthreads", 1)
+    nb = max(1, min(int(threads or own), numba.config.NUMBA_NUM_THREADS))
     old = numba.get_num_threads()
     numba.set_num_threads(nb)
     t0 = time.perf_counter()
