@@ -23,7 +23,6 @@ runs --repeat times (minimum reported, all listed).
 """
 import argparse
 import csv
-import logging
 import os
 import sys
 import time
@@ -65,16 +64,11 @@ def load_avg():
 
 
 def run_dask(workers, specs, params):
-    import distributed
     from svmtrain.distributed import ocas as docas
-    from svmtrain.distributed.engine import Session
+    from svmtrain.distributed.engine import Session, connect
     from svmtrain.training import label_order, problem_costs
 
-    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None,
-                                       silence_logs=logging.CRITICAL)
-    client = distributed.Client(cluster, set_as_default=False)
-    try:
+    with connect(n_workers=workers) as client:     # the LocalCluster svm-train starts
         # warm the workers (imports, numba's cached kernels) on a tiny problem
         client.run(_warm)
         sess = Session(client, specs)
@@ -105,9 +99,6 @@ def run_dask(workers, specs, params):
                     rounds_per_iter=rounds, down_per_worker=down / (tasks / rounds) if rounds else 0,
                     up_per_worker=up / (tasks / rounds) if rounds else 0, loopback_per_iter=lo / it,
                     ls_rounds=res.info["line_search_rounds"] / max(res.n_iter, 1), n=n, d=d)
-    finally:
-        client.close()
-        cluster.close()
 
 
 def _warm():

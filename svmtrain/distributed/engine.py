@@ -82,9 +82,12 @@ def connect(scheduler=None, n_workers=None):
         finally:
             client.close()
         return
-    cluster = distributed.LocalCluster(n_workers=n_workers or local_workers(), threads_per_worker=1,
-                                       processes=True, host="127.0.0.1", dashboard_address=None,
-                                       silence_logs=logging.CRITICAL)
+    import dask
+    # the workers' statistical profiler wakes every 10 ms; without it a round is ~5% faster here
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        cluster = distributed.LocalCluster(n_workers=n_workers or local_workers(), threads_per_worker=1,
+                                           processes=True, host="127.0.0.1", dashboard_address=None,
+                                           silence_logs=logging.CRITICAL)
     try:
         client = distributed.Client(cluster, set_as_default=False)
         try:
