@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
-.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache
+.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache bench-dask
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,7 +47,12 @@ bench-kernel: install
 bench-asset: install
 	$(BIN)/python scripts/bench_asset.py
 
-bench: bench-startup bench-parse bench-linear bench-kernel bench-asset bench-cache
+# --engine dask: distributed OCAS with 1 and 2 workers on a synthetic file split into partitions
+bench-dask: venv
+	$(PIP) install -e '.[dask]'
+	$(BIN)/python scripts/bench_dask.py $(BENCH_DASK_ARGS)
+
+bench: bench-startup bench-parse bench-linear bench-kernel bench-asset bench-cache bench-dask
 
 # A longer fuzz campaign than the tests run (FUZZ_CASES reader inputs, a seed
 # from the clock unless FUZZ_SEED is given; failing inputs go to results/fuzz-failures/).

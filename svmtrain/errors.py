@@ -19,6 +19,9 @@ class InputFormatError(SvmtrainError):
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {problem}")
 
+    def __reduce__(self):  # picklable, so an error on a Dask worker reaches the driver intact
+        return type(self), (self.path, self.line, self.problem)
+
 
 class ModelFormatError(SvmtrainError):
     """A model file is truncated, damaged, or of an unknown format or version."""
@@ -29,6 +32,9 @@ class ModelFormatError(SvmtrainError):
         self.problem = problem
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {problem}")
+
+    def __reduce__(self):
+        return type(self), (self.path, self.line, self.problem)
 
 
 class ParameterError(SvmtrainError):

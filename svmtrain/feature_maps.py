@@ -29,6 +29,7 @@ from ._feature_map_kernels import fourier_rows
 from .dataset import take_rows
 from .errors import ParameterError
 from .kernels import RBF, Kernel, kernel_matrix, sq_norms
+from .model import ScoredModel
 
 # dense scratch of a block of mapped rows is kept under this many bytes
 BLOCK_BYTES = 32 << 20
@@ -147,7 +148,7 @@ def build_map(data, params, n_features, rng):
 
 
 @dataclass
-class FourierModel:
+class FourierModel(ScoredModel):
     """A linear model on random Fourier features: scores = z(x) W + b.
 
     ``W`` holds one column per binary problem (1 for two labels, k for
@@ -188,20 +189,6 @@ class FourierModel:
             np.matmul(Z, self.W, out=out[lo:hi])
         out += self.b
         return out
-
-    def predict_index(self, scores):
-        """Index into ``labels`` of each row's prediction, as LIBLINEAR decides it."""
-        if len(self.labels) == 1:
-            return np.zeros(scores.shape[0], np.int64)
-        if self.n_models == 1:
-            return np.where(scores[:, 0] > 0, 0, 1)
-        return np.argmax(scores, axis=1)
-
-    def predict_from_scores(self, scores):
-        return self.labels[self.predict_index(scores)]
-
-    def predict(self, chunk):
-        return self.predict_from_scores(self.decision_function(chunk))
 
     # --- model files (svmtrain.io.model_io) ---
     KIND = "fourier"

@@ -19,14 +19,14 @@ import numpy as np
 
 from .dataset import Chunk, take_rows
 from .kernels import CODES, NAMES, Kernel, kernel_matrix, sq_norms
-from .model import check_label_columns
+from .model import ScoredModel, check_label_columns
 
 # kernel values of one block of test rows against all SVs stay under this
 SCORE_BYTES = 64 << 20
 
 
 @dataclass
-class KernelModel:
+class KernelModel(ScoredModel):
     labels: np.ndarray          # float64[k]
     SV: Chunk                   # support vectors (CSR rows; labels unused)
     coef: np.ndarray            # float64[n_sv, m]
@@ -72,14 +72,10 @@ class KernelModel:
         return out
 
     def predict_index(self, scores):
-        """Index into ``labels`` of each row's prediction."""
+        """Index into ``labels`` of each row's prediction (one-vs-one: LIBSVM's vote)."""
         k = len(self.labels)
-        if k == 1:
-            return np.zeros(scores.shape[0], np.int64)
-        if self.n_models == 1:
-            return np.where(scores[:, 0] > 0, 0, 1)
-        if self.decision == "ovr":
-            return np.argmax(scores, axis=1)
+        if k <= 2 or self.decision == "ovr":
+            return super().predict_index(scores)
         votes = np.zeros((scores.shape[0], k), np.int64)
         rows = np.arange(scores.shape[0])
         col = 0
@@ -89,12 +85,6 @@ class KernelModel:
                 np.add.at(votes, (rows, win), 1)
                 col += 1
         return np.argmax(votes, axis=1)     # first maximum, as LIBSVM
-
-    def predict_from_scores(self, scores):
-        return self.labels[self.predict_index(scores)]
-
-    def predict(self, chunk):
-        return self.predict_from_scores(self.decision_function(chunk))
 
     # --- model files (svmtrain.io.model_io) ---
     KIND = "kernel"

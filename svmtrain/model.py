@@ -10,8 +10,31 @@ import numpy as np
 from numba import njit, prange
 
 
+class ScoredModel:
+    """What every model shares: labels from its float64[n, m] scores
+    (``decision_function``). m = 1 for two labels (the column scores
+    ``labels[0]`` against ``labels[1]``), m = k for k-class one-vs-rest (the
+    largest score wins), as LIBLINEAR decides."""
+
+    def predict_index(self, scores):
+        """Index into ``labels`` of each row's prediction, as LIBLINEAR decides it."""
+        if len(self.labels) == 1:
+            return np.zeros(scores.shape[0], np.int64)
+        if self.n_models == 1:
+            return np.where(scores[:, 0] > 0, 0, 1)
+        return np.argmax(scores, axis=1)
+
+    def predict_from_scores(self, scores):
+        """The original label of each row."""
+        return self.labels[self.predict_index(scores)]
+
+    def predict(self, chunk):
+        """The original label of each row of ``chunk``."""
+        return self.predict_from_scores(self.decision_function(chunk))
+
+
 @dataclass
-class LinearModel:
+class LinearModel(ScoredModel):
     labels: np.ndarray          # float64[k], in LIBLINEAR's label order
     W: np.ndarray               # float64[n_features (+1 if bias >= 0), m], C-order
     n_features: int
@@ -40,18 +63,6 @@ class LinearModel:
         return _decision_values(chunk.indptr, chunk.indices, chunk.values, self.W,
                                 self.n_features, B, self.bias >= 0, self.b, out)
 
-    def predict_index(self, scores):
-        """Index into ``labels`` of each row's prediction, as LIBLINEAR decides it."""
-        if len(self.labels) == 1:
-            return np.zeros(scores.shape[0], np.int64)
-        if self.n_models == 1:
-            return np.where(scores[:, 0] > 0, 0, 1)
-        return np.argmax(scores, axis=1)
-
-    def predict_from_scores(self, scores):
-        """The original label of each row."""
-        return self.labels[self.predict_index(scores)]
-
     # --- model files (svmtrain.io.model_io) ---
     KIND = "linear"
     FIELDS = ("labels", "n_features", "n_models", "bias", "b")
@@ -79,8 +90,6 @@ class LinearModel:
         return cls(labels=labels, W=W, n_features=n_features, bias=bias, b=b,
                    solver=dict(header).get("solver", ""), header=header)
 
-    def predict(self, chunk):
-        return self.predict_from_scores(self.decision_function(chunk))
 
 
 def check_label_columns(fields, labels, n_models):

@@ -402,7 +402,6 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
         if plan.shuffle_rows is not None:
             model.header.append(("shuffle_buffer", int(plan.shuffle_rows)))
         model.stream_plan = plan
-        model.n_train = n
         return model
     finally:
         if source is not None:

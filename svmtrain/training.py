@@ -25,17 +25,28 @@ def label_order(labels):
     return order
 
 
-def _binary_problems(labels, order, params):
-    """Yield (y in {+1,-1}, class_cost) for each weight column of the model."""
+def problem_costs(order, params):
+    """[(positive label, class_cost)] for each weight column of the model:
+    y = +1 for the rows of that label, -1 for the others."""
     weights = params.class_weights
     if len(order) <= 2:
-        y = np.where(labels == order[0], 1.0, -1.0)  # one class: all +1
+        # a single class still makes one problem (all +1); its model predicts that class
         neg = weights.get(float(order[1]), 1.0) if len(order) == 2 else 1.0
-        yield y, (float(weights.get(float(order[0]), 1.0)), float(neg))
-        return
-    for c in order:
-        yield np.where(labels == c, 1.0, -1.0), (float(weights.get(float(c), 1.0)), 1.0)
-    # a single class still yields one problem (all +1); its model predicts that class
+        return [(order[0], (float(weights.get(float(order[0]), 1.0)), float(neg)))]
+    return [(c, (float(weights.get(float(c), 1.0)), 1.0)) for c in order]
+
+
+def _binary_problems(labels, order, params):
+    """Yield (y in {+1,-1}, class_cost) for each weight column of the model."""
+    for c, cost in problem_costs(order, params):
+        yield np.where(labels == c, 1.0, -1.0), cost
+
+
+def check_class_weights(params, order):
+    """-w may only name labels of the training data."""
+    unknown = set(params.class_weights) - set(order.tolist())
+    if unknown:
+        raise ParameterError(f"-w names label(s) not in the training data: {', '.join(f'{u:g}' for u in sorted(unknown))}")
 
 
 def train(data, params, progress=None, log=None, n_features=None, source=None):
@@ -72,16 +83,9 @@ def train(data, params, progress=None, log=None, n_features=None, source=None):
     return finish_model(model, params, data.n_rows, start)
 
 
-def check_class_weights(params, order):
-    """Raise ParameterError when -w names a label that is not in the data."""
-    unknown = set(params.class_weights) - set(order.tolist())
-    if unknown:
-        raise ParameterError(f"-w names label(s) not in the training data: {', '.join(f'{u:g}' for u in sorted(unknown))}")
-
-
 def finish_model(model, params, n_rows, start):
-    """Record the training time (since ``start``) and the header of a trained
-    model; SvmtrainError when its numbers are not all finite."""
+    """Record the training time (since ``start``) and the header; check that
+    every number of the model is finite (otherwise SvmtrainError)."""
     model.train_time = time.perf_counter() - start
     for name, section in model.file_sections():
         if isinstance(section, np.ndarray) and not np.all(np.isfinite(section)):
@@ -130,6 +134,11 @@ def _train_linear(solver, data, order, problems, d, params, progress, log):
             log(f"class {order[j]:g} vs rest")
         results.append(solver.fit(data, y, d, params, progress=split_progress(progress, j, len(problems)),
                                   log=log, class_cost=cost))
+    return linear_model(order, results, d, params)
+
+
+def linear_model(order, results, d, params):
+    """The LinearModel of one FitResult per weight column."""
     W = np.stack([r.w for r in results], axis=1)
     if len(order) == 1:
         W[:] = 0.0

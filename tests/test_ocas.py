@@ -440,19 +440,7 @@ def test_qp_smo_only_path(case):
     assert np.all(alpha >= 0) and alpha.sum() <= 1.0 + 1e-12
 
 
-def _line_case(rng, n, ties=False):
-    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
-    cw = np.where(y > 0, 1.3, 0.8)
-    out_b = rng.normal(size=n) + 0.3 * y
-    out_d = rng.normal(size=n) * 0.5
-    if ties:                            # many identical breakpoints, r = 0, p = 0
-        h = n // 2
-        out_d[:h] = (1.0 - y[:h] * out_b[:h]) * y[:h] / 0.75
-        out_d[h:h + 20] = 0.0
-        out_b[-10:] = y[-10:]
-    w_b = rng.normal(size=6)
-    w_d = rng.normal(size=6) * 2
-    return y, cw, out_b, out_d, w_b, w_d
+_line_case = N.line_case
 
 
 @pytest.mark.parametrize("n,ties,nb", [(50, False, 1), (3000, False, 3), (3000, True, 2),

@@ -339,10 +339,12 @@ def test_multiclass_one_vs_rest_and_single_class():
     assert (m1.predict(X) == 5.0).all()
 
 
-def test_class_weights_are_refused():
+def test_class_weights_and_constant_feature_are_refused():
     from svmtrain.errors import ParameterError
     with pytest.raises(ParameterError, match="-w"):
         train(heart(), TrainParams(solver="sbp", class_weights={1.0: 2.0}))
+    with pytest.raises(ParameterError, match="-B"):
+        train(heart(), TrainParams(solver="sbp", bias=1.0))
 
 
 def test_without_bias_the_single_basin_is_used():
@@ -389,3 +391,7 @@ def test_cli_trains_and_predicts(tmp_path):
     res = CliRunner().invoke(predict_main, [str(data), str(model), str(out)])
     assert res.exit_code == 0, res.output
     assert "Accuracy" in res.output
+    # --no-bias reaches the solver: the model's bias is exactly 0
+    res = CliRunner().invoke(train_main, ["-q", "-s", "sbp", "--no-bias", str(data), str(model)])
+    assert res.exit_code == 0, res.output
+    assert "\nb 0.0\n" in model.read_text()

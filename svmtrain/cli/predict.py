@@ -18,11 +18,26 @@ predicted label per line to OUTPUT_FILE (- for standard output)."""
               help="Follow each label with the decision values, in the model's label order.")
 @click.option("--chunk-size", type=int, default=None, help="Rows per chunk when reading.")
 @click.option("-q", "quiet", is_flag=True, help="Quiet: do not print the accuracy.")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Predict here, or on a Dask cluster (TEST_FILE may then be a glob, a directory or a "
+              "list file of partitions).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Dask scheduler address (--engine dask; default: a local cluster, one worker per core).")
+@click.option("--output-dir", metavar="DIR",
+              help="With --engine dask: one prediction file per partition in DIR, instead of OUTPUT_FILE.")
 @click.argument("test_file")
 @click.argument("model_file")
-@click.argument("output_file")
-def main(test_file, model_file, output_file, decision_values, chunk_size, quiet):
+@click.argument("output_file", required=False)
+def main(test_file, model_file, output_file, decision_values, chunk_size, quiet, engine, scheduler, output_dir):
     with handle_errors("svm-predict"):
+        if engine == "dask":
+            from ..distributed.cli import predict_on_cluster
+            return predict_on_cluster(test_file, model_file, output_file, output_dir, decision_values,
+                                      chunk_size, scheduler, quiet)
+        if scheduler or output_dir:
+            raise ParameterError(f"{'--scheduler' if scheduler else '--output-dir'} needs --engine dask")
+        if output_file is None:
+            raise ParameterError("missing argument OUTPUT_FILE")
         _run(test_file, model_file, output_file, decision_values, chunk_size, quiet)
 
 

@@ -87,6 +87,11 @@ class _Command(click.Command):
               "LIBSVM's (kernel expansions).")
 @click.option("--record-time", is_flag=True,
               help="Record the training time in the model header (the file then differs between runs).")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Train here, or on a Dask cluster (-s ocas, pegasos; TRAIN_FILE may then be a glob, "
+              "a directory or a list file of partitions).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Dask scheduler address (--engine dask; default: a local cluster, one worker per core).")
 @click.option("-q", "quiet", is_flag=True, help="Quiet: no progress bars, no summary.")
 @click.argument("train_file")
 @click.argument("model_file", required=False)
@@ -100,26 +105,43 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
 
     cache = options.pop("cache", None)
     stream = {k: options.pop(k) for k in ("stream", "memory_limit", "shuffle_buffer")}
+    engine, scheduler = options.pop("engine"), options.pop("scheduler")
     params = check_params(TrainParams(class_weights=dict(class_weights), **options))
+    if scheduler and engine != "dask":
+        raise ParameterError("--scheduler needs --engine dask")
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
     if model_file is None and folds is None:
         if train_file == "-":
             raise ParameterError("give MODEL_FILE when TRAIN_FILE is standard input")
+        if engine == "dask" and any(c in train_file for c in "*?["):
+            raise ParameterError("give MODEL_FILE when TRAIN_FILE is a pattern")
         model_file = os.path.basename(train_file.rstrip("/")) + ".model"
     show = bars_wanted(quiet)
     echo = (lambda s: None) if quiet else click.echo
+    streamed = stream["stream"] or stream["memory_limit"] is not None
+    if not streamed and stream["shuffle_buffer"] is not None:
+        raise ParameterError("--shuffle-buffer applies to --stream")
+    if engine == "dask":
+        if streamed:
+            raise ParameterError("--stream trains on this machine; it cannot be combined with --engine dask")
+        from ..distributed.cli import train_on_cluster
+        model, _ = train_on_cluster(train_file, params, scheduler, cache, folds, show, echo)
+        return _finish(model, params, echo, record_time, model_file, model_format)
 
-    if stream["stream"] or stream["memory_limit"] is not None:
+    if streamed:
         if folds is not None:
             raise ParameterError("-v (cross-validation) trains in memory; it cannot be combined with --stream")
         model = _train_streamed(train_file, cache, chunk_size, params, stream, show, echo)
     else:
-        if stream["shuffle_buffer"] is not None:
-            raise ParameterError("--shuffle-buffer applies to --stream")
         model = _train_in_memory(train_file, cache, chunk_size, params, folds, show, echo)
         if model is None:
             return
+    _finish(model, params, echo, record_time, model_file, model_format)
+
+
+def _finish(model, params, echo, record_time, model_file, model_format):
+    """The summary lines, then the model file in the format asked for."""
     _summary(model, params, echo)
     if record_time:
         model.header.append(("train_time", round(model.train_time, 6)))
@@ -182,9 +204,7 @@ def _train_in_memory(train_file, cache, chunk_size, params, folds, show, echo):
 
     from ..training import train
     with Progress(show, f"training ({params.solver})") as bar:
-        model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file))
-    model.n_train = data.n_rows
-    return model
+        return train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file))
 
 
 def _size_of(path):
@@ -203,7 +223,7 @@ def _summary(model, params, echo):
     """
     header = dict(model.header)
     lam = header["lambda_used"]
-    echo(f"{params.solver}: {model.n_train} examples, {model.n_features} features, "
+    echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, "
          f"{len(model.labels)} classes, lambda = {lam:.6g} (C = {header['C_used']:.6g})")
     for label, r in zip(model.labels, model.fit_results):
         prefix = f"class {label:g}: " if len(model.fit_results) > 1 else ""

@@ -702,6 +702,88 @@ def _select_bin(hist, key0, shift, G, qa):
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb):
+    """Pass 1 of the line search (see ``line_search``): every example's
+    breakpoint t_i = p_i / r_i into ``kb`` (inf when it has none in
+    (0, inf)) and its weight c_i |r_i| into ``wb`` (0 when none).
+
+    Returns (qb + phi'(0+) of the loss, number of breakpoints); the sum
+    starts from ``qb`` and adds the blocks' partial sums in block order.
+    """
+    n = y.shape[0]
+    g0p = np.zeros(nb)
+    cnt = np.zeros(nb, np.int64)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        g = 0.0
+        c = 0
+        for i in range(lo, hi):
+            p = 1.0 - y[i] * out_b[i]
+            r = y[i] * out_d[i]
+            # active on all of (0, eps): r > 0, p > 0  or  r < 0, p >= 0
+            act = ((r > 0.0) & (p > 0.0)) | ((r < 0.0) & (p >= 0.0))
+            # a breakpoint in (0, inf): r > 0, p > 0  or  r < 0, p < 0
+            isbp = ((r > 0.0) & (p > 0.0)) | ((r < 0.0) & (p < 0.0))
+            g -= cw[i] * r * act
+            c += isbp
+            kb[i] = p / r if isbp else np.inf
+            wb[i] = cw[i] * abs(r) * isbp
+        g0p[blk] = g
+        cnt[blk] = c
+    G = qb
+    m = 0
+    for blk in range(nb):
+        G += g0p[blk]
+        m += cnt[blk]
+    return G, m
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _prefix_counts(kbits, key, shift, nb):
+    """Per block, how many bit patterns have ``kbits >> shift == key``."""
+    n = kbits.shape[0]
+    cnt = np.zeros(nb, np.int64)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        c = 0
+        for i in range(lo, hi):
+            c += (kbits[i] >> shift) == key
+        cnt[blk] = c
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def count_prefix(kbits, key, shift, nb):
+    """How many bit patterns have ``kbits >> shift == key``."""
+    return _prefix_counts(kbits, key, shift, nb).sum()
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def gather_prefix(kb, wb, key, shift, nb):
+    """The breakpoints ``kb`` (and weights ``wb``) whose bit patterns have
+    ``bits >> shift == key``, in index order, as two new arrays."""
+    n = kb.shape[0]
+    kbits = kb.view(np.int64)
+    cnt = _prefix_counts(kbits, key, shift, nb)
+    tot = 0
+    for blk in range(nb):
+        c = cnt[blk]
+        cnt[blk] = tot
+        tot += c
+    sk = np.empty(tot)
+    sw = np.empty(tot)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        o = cnt[blk]
+        for i in range(lo, hi):
+            if (kbits[i] >> shift) == key:
+                sk[o] = kb[i]
+                sw[o] = wb[i]
+                o += 1
+    return sk, sw
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
     """The exact minimiser t* >= 0 of
 
@@ -726,32 +808,8 @@ def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
 
     Returns (t, n_breakpoints).
     """
-    n = y.shape[0]
-    g0p = np.zeros(nb)
-    cnt = np.zeros(nb, np.int64)
     # pass 1: phi'(0+) and every example's breakpoint (inf, weight 0 when none)
-    for blk in prange(nb):
-        lo, hi = _block(blk, nb, n)
-        g = 0.0
-        c = 0
-        for i in range(lo, hi):
-            p = 1.0 - y[i] * out_b[i]
-            r = y[i] * out_d[i]
-            # active on all of (0, eps): r > 0, p > 0  or  r < 0, p >= 0
-            act = ((r > 0.0) & (p > 0.0)) | ((r < 0.0) & (p >= 0.0))
-            # a breakpoint in (0, inf): r > 0, p > 0  or  r < 0, p < 0
-            isbp = ((r > 0.0) & (p > 0.0)) | ((r < 0.0) & (p < 0.0))
-            g -= cw[i] * r * act
-            c += isbp
-            kb[i] = p / r if isbp else np.inf
-            wb[i] = cw[i] * abs(r) * isbp
-        g0p[blk] = g
-        cnt[blk] = c
-    G = qb
-    m = 0
-    for blk in range(nb):
-        G += g0p[blk]
-        m += cnt[blk]
+    G, m = breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb)
     if G >= 0.0:
         return 0.0, m
     if m == 0:
@@ -768,26 +826,6 @@ def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
     key = (e << 12) | s
     lo_t = _as_float(key << 40)
     # gather that bin's breakpoints (bit patterns with kbits >> 40 == key)
-    for blk in prange(nb):
-        lo, hi = _block(blk, nb, n)
-        c = 0
-        for i in range(lo, hi):
-            c += (kbits[i] >> 40) == key
-        cnt[blk] = c
-    tot = 0
-    for blk in range(nb):
-        c = cnt[blk]
-        cnt[blk] = tot
-        tot += c
-    sk = np.empty(tot)
-    sw = np.empty(tot)
-    for blk in prange(nb):
-        lo, hi = _block(blk, nb, n)
-        o = cnt[blk]
-        for i in range(lo, hi):
-            if (kbits[i] >> 40) == key:
-                sk[o] = kb[i]
-                sw[o] = wb[i]
-                o += 1
+    sk, sw = gather_prefix(kb, wb, key, 40, nb)
     order = np.argsort(sk)
     return _walk(sk, sw, order, lo_t, G, qa), m

@@ -32,7 +32,11 @@ search, the next cut is taken at ``w_c``, and ``w_b`` is the best iterate
 seen (so Q_P is still an upper bound).
 
 Everything per example or per feature is a numba kernel in
-``_ocas_kernels``; this loop does O(1) Python work per iteration.
+``_ocas_kernels``; this loop does O(1) Python work per iteration. The loop
+(``solve``) sees the data only through four methods (``LocalData``: the
+line search, the loss at w_c, the move of w_b with the next cut point's
+violators, the cut); the Dask engine (``svmtrain.distributed.ocas``)
+implements them over partitions held by workers.
 ``params.threads`` sets numba's thread count for the call (restored after);
 the kernels split their ranges into one block per thread and sum partial
 results in block order, so a run is reproducible for a given thread count.
@@ -172,7 +176,8 @@ def _zeros(shape, dtype=np.float64):
     return a
 
 
-def _check(X, y, n_features, params, class_cost):
+def check_params(params, class_cost):
+    """Raise ParameterError for what -s ocas cannot do (shared with the Dask engine)."""
     if params.unreg_bias:
         raise ParameterError("-R is not supported by -s ocas; use -B")
     if params.loss != "hinge":
@@ -181,12 +186,16 @@ def _check(X, y, n_features, params, class_cost):
         raise ParameterError("--cut-buffer must be at least 2 for -s ocas")
     if params.ocas_method not in ("ocas", "cp"):
         raise ParameterError(f"--ocas-method must be ocas or cp (got {params.ocas_method})")
+    if not all(c > 0 and math.isfinite(c) for c in class_cost):
+        raise ParameterError(f"class costs must be > 0 (got {class_cost})")
+
+
+def _check(X, y, n_features, params, class_cost):
+    check_params(params, class_cost)
     if len(y) != X.n_rows:
         raise ValueError("y and X have different numbers of rows")
     if not is_streamed(X) and X.nnz and int(X.indices.max()) >= n_features:
         raise ValueError("feature index beyond n_features")
-    if not all(c > 0 and math.isfinite(c) for c in class_cost):
-        raise ParameterError(f"class costs must be > 0 (got {class_cost})")
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
@@ -220,11 +229,112 @@ def _threads_for(threads, nnz):
     return max(1, min(want, nnz // MIN_NNZ_PER_THREAD))
 
 
+class LocalData:
+    """The data side of an OCAS run on one machine (see ``solve``).
+
+    Keeps the n-vectors ``out_b = X w_b``, ``out_d = X d``, the violator
+    flags of the current and the previous cut point, line-search scratch,
+    and the previous cut vector (for incremental cuts). The distributed
+    engine (``svmtrain.distributed.ocas``) implements the same four
+    methods over partitions held by Dask workers.
+    """
+
+    def __init__(self, X, y, cw, B, dim, nb):
+        X = as_source(X)       # a Chunk, or the blocks of a --stream run
+        n = X.n_rows
+        self.X, self.y, self.cw, self.B, self.nb = X, y, cw, B, nb
+        # large arrays by np.empty + fill: numpy madvises huge pages for its own
+        # allocations but not for np.zeros (calloc), and first touches of 4 KiB
+        # pages can cost more than the arithmetic done on them
+        self.out_b = _zeros(n)
+        self.out_d = _zeros(n)
+        self.viol = _zeros(n, np.int8)
+        self.prev = _zeros(n, np.int8)
+        self.ls_t = np.empty(n)      # line-search scratch: breakpoints and their weights
+        self.ls_w = np.empty(n)
+        self.buf = np.empty((nb, dim)) if nb > 1 else np.empty((1, 1))
+        self.a_new = _zeros(dim)
+        self.a_prev = _zeros(dim)
+        self.chain = 0
+        self.nv = self.nch = 0
+
+    def _outputs(self, w_d):
+        """out_d = X w_d, block by block (one pass over the source)."""
+        b = self.X.bounds
+        for j, c in self.X.blocks():
+            margins(c.indptr, c.indices, c.values, w_d, self.B, 0.0, self.out_d[b[j]:b[j + 1]])
+
+    def line_search(self, w_b, w_d, qa, qb):
+        """The exact minimiser t >= 0 of F(w_b + t w_d) (qa = |w_d|^2 > 0,
+        qb = w_b.w_d); computes and keeps the outputs of w_d."""
+        self._outputs(w_d)
+        return K.line_search(self.y, self.cw, self.out_b, self.out_d, qa, qb, self.nb,
+                             self.ls_t, self.ls_w)[0]
+
+    def loss_at_end(self, w_b, w_d):
+        """The loss at w_b + w_d (= w_c); computes and keeps the outputs of w_d."""
+        self._outputs(w_d)
+        return K.loss_at(self.y, self.cw, self.out_b, self.out_d, 1.0, self.nb)
+
+    def move(self, t, mu):
+        """w_b += t w_d (the outputs follow) and classify the next cut point
+        w_b + mu (1 - t) w_d. Returns (loss at the new w_b, training errors,
+        violators of the cut point, sum of their c_i)."""
+        self.viol, self.prev = self.prev, self.viol
+        loss, nerr, nv, bsum, nch = K.update_outputs(self.y, self.cw, self.out_b, self.out_d, t, mu,
+                                                     self.viol, self.prev, self.nb)
+        self.nv, self.nch = nv, nch
+        return loss, nerr, nv, bsum
+
+    def cut(self):
+        """The cut vector a at the last cut point (an array owned by this
+        object, valid until the next call): from scratch, or as the change
+        from the previous cut when fewer rows changed than violate."""
+        X, b = self.X, self.X.bounds
+        a_new = self.a_new
+        delta = self.nch < self.nv and self.chain < DELTA_REFRESH
+        if delta:
+            a_new[:] = self.a_prev
+            self.chain += 1
+        else:
+            a_new[:] = 0.0
+            self.chain = 0
+        order = None
+        if X.n_blocks > 1:     # streamed: blocks whose rows all have coefficient 0 are not read
+            flags = (self.viol != self.prev) if delta else (self.viol != 0)
+            order = np.flatnonzero(np.logical_or.reduceat(flags, b[:-1]))
+            del flags
+        for j, c in X.blocks(order):
+            r = slice(b[j], b[j + 1])
+            K.scatter_cut(c.indptr, c.indices, c.values, self.B, self.y[r], self.cw[r], self.viol[r],
+                          self.prev[r], delta, self.nb, self.buf, a_new)
+        self.a_prev, self.a_new = a_new, self.a_prev
+        return a_new
+
+
 def _fit(X, y, n_features, params, progress, log, class_cost, nb):
     t0 = time.perf_counter()
     n = X.n_rows
     dim = n_features + 1
-    B = kernel_bias(params)
+    C = params.resolved_C(n)
+    if n == 0:
+        return FitResult(w=finish_w(_zeros(dim), params), n_iter=0, objective=0.0, converged=True,
+                         info={"Q_P": 0.0, "Q_D": 0.0, "gap_rel": 0.0, "n_cuts": 0,
+                               "history": [], "exit": EXIT_EMPTY})
+    cw = np.where(y > 0, C * float(class_cost[0]), C * float(class_cost[1]))
+    data = LocalData(X, y, cw, kernel_bias(params), dim, nb)
+    return solve(data, n, dim, params, progress, log, nb, t0)
+
+
+def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None):
+    """The OCAS (or cutting-plane) master loop over ``data``, a LocalData or
+    any object with its methods (line_search, loss_at_end, move, cut).
+
+    ``n`` rows (n > 0), weight vectors of length ``dim``; ``nb`` blocks for
+    the O(k dim) kernels of the cut buffer. Returns a FitResult whose
+    objective is Q_P / (n C) (the lambda form).
+    """
+    t0 = time.perf_counter() if t0 is None else t0
     C = params.resolved_C(n)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     tol_abs = float(params.tol_abs)
@@ -236,39 +346,18 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
     mu = MU if method == "ocas" else 1.0
 
     w_b = _zeros(dim)
-    if n == 0:
-        return FitResult(w=finish_w(w_b, params), n_iter=0, objective=0.0, converged=True,
-                         info={"Q_P": 0.0, "Q_D": 0.0, "gap_rel": 0.0, "n_cuts": 0,
-                               "history": [], "exit": EXIT_EMPTY})
-
-    cw = np.where(y > 0, C * float(class_cost[0]), C * float(class_cost[1]))
-    # large arrays by np.empty + fill: numpy madvises huge pages for its own
-    # allocations but not for np.zeros (calloc), and first touches of 4 KiB
-    # pages can cost more than the arithmetic done on them
-    out_b = _zeros(n)
-    out_d = _zeros(n)
-    viol = _zeros(n, np.int8)
-    prev = _zeros(n, np.int8)
-    ls_t = np.empty(n)      # line-search scratch: breakpoints and their weights
-    ls_w = np.empty(n)
-    buf = np.empty((nb, dim)) if nb > 1 else np.empty((1, 1))
     w_c = _zeros(dim)
     w_d = _zeros(dim)
-    a_new = _zeros(dim)
-    a_prev = _zeros(dim)
     cuts = _Cuts(dim, cut_limit, nb)
 
     # iteration 0: w_b = 0; every example violates; first cut at 0
-    loss, nerr, nv, bsum, nch = K.update_outputs(y, cw, out_b, out_d, 0.0, 0.0, viol, prev, nb)
+    loss, nerr, nv, bsum = data.move(0.0, 0.0)
     Q_P = loss
     Q_D = 0.0
     history = [(0, time.perf_counter() - t0, Q_P, Q_D)]
     if log is not None:
         log(_line(0, history[-1][1], Q_P, Q_D, 0, nerr, nv, n))
-    _scatter(X, B, y, cw, viol, prev, False, nb, buf, a_new)
-    cuts.add(a_new, bsum, 0)
-    a_prev, a_new = a_new, a_prev
-    chain = 0
+    cuts.add(data.cut(), bsum, 0)
     gap_prev = Q_P
 
     it = 0
@@ -286,14 +375,12 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
         active = cuts.alpha[:k] > 0.0
         cuts.last_active[:k][active] = it
         scc, qa, qb = K.combine_cuts(cuts.A, cuts.alpha, k, w_b, w_c, w_d, nb)
-        _outputs(X, w_d, B, out_d)
         if method == "ocas":
-            t = K.line_search(y, cw, out_b, out_d, qa, qb, nb, ls_t, ls_w)[0] if qa > 0.0 else 0.0
+            t = data.line_search(w_b, w_d, qa, qb) if qa > 0.0 else 0.0
         else:
-            F_c = 0.5 * scc + K.loss_at(y, cw, out_b, out_d, 1.0, nb)
+            F_c = 0.5 * scc + data.loss_at_end(w_b, w_d)
             t = 1.0 if F_c < Q_P else 0.0
-        viol, prev = prev, viol
-        loss, nerr, nv, bsum, nch = K.update_outputs(y, cw, out_b, out_d, t, mu, viol, prev, nb)
+        loss, nerr, nv, bsum = data.move(t, mu)
         if t == 1.0:
             w_b[:] = w_c
             Q_P = 0.5 * scc + loss
@@ -321,17 +408,7 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
             exit_reason = None
         if exit_reason is not None:
             break
-        # the next cut, from scratch or as a change of the previous one
-        if nch < nv and chain < DELTA_REFRESH:
-            a_new[:] = a_prev
-            _scatter(X, B, y, cw, viol, prev, True, nb, buf, a_new)
-            chain += 1
-        else:
-            a_new[:] = 0.0
-            _scatter(X, B, y, cw, viol, prev, False, nb, buf, a_new)
-            chain = 0
-        cuts.add(a_new, bsum, it)
-        a_prev, a_new = a_new, a_prev
+        cuts.add(data.cut(), bsum, it)
 
     k = cuts.k
     info = {
@@ -350,28 +427,6 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
     }
     return FitResult(w=finish_w(w_b.copy(), params), n_iter=it, objective=Q_P / (n * C),
                      converged=converged, info=info)
-
-
-def _outputs(src, w, B, out):
-    """out = X w, block by block (one pass over the source)."""
-    b = src.bounds
-    for j, c in src.blocks():
-        margins(c.indptr, c.indices, c.values, w, B, 0.0, out[b[j]:b[j + 1]])
-
-
-def _scatter(src, B, y, cw, viol, prev, delta, nb, buf, out):
-    """out += the cut's sum (see K.scatter_cut), block by block; blocks of
-    a streamed source whose rows all have coefficient 0 are not read."""
-    b = src.bounds
-    order = None
-    if src.n_blocks > 1:
-        flags = (viol != prev) if delta else (viol != 0)
-        order = np.flatnonzero(np.logical_or.reduceat(flags, b[:-1]))
-        del flags
-    for j, c in src.blocks(order):
-        r0, r1 = b[j], b[j + 1]
-        K.scatter_cut(c.indptr, c.indices, c.values, B, y[r0:r1], cw[r0:r1], viol[r0:r1],
-                      prev[r0:r1], delta, nb, buf, out)
 
 
 def _line(it, tim, Q_P, Q_D, nza, nerr, nviol, n):

@@ -26,20 +26,13 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     Guarantees: the returned w satisfies |w| <= 1/sqrt(lambda); the result
     depends only on (X, y, params), never on global random state.
     """
-    if tuple(class_cost) != (1.0, 1.0):
-        raise ParameterError("-w (class weights) is not supported by -s pegasos; use -s dcd")
-    if params.loss != "hinge":
-        raise ParameterError("-s pegasos supports only --loss hinge")
+    check_params(params, class_cost)
     n = X.n_rows
     lam = params.resolved_lambda(n)
     B = kernel_bias(params)
-    k = int(params.batch_size)
     params = with_defaults(params, DEFAULTS)
-    epochs = params.epochs
+    k, epochs, steps_per_epoch, avg_start = schedule(n, params)
     average = params.average
-    steps_per_epoch = max(1, math.ceil(n / k))
-    total_steps = steps_per_epoch * epochs
-    avg_start = int(total_steps * AVERAGE_FROM) + 1 if average else total_steps + 2
 
     rng = np.random.default_rng(params.seed)
     y = np.ascontiguousarray(y, np.float64)
@@ -62,13 +55,10 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
             progress(epoch + 1, epochs)
         if params.eps is not None:
             w, b = _current(v, state, acc, corr, average and t >= avg_start)
-            obj = primal_objective(X, y, w, B, b, lam)
-            if log is not None:
-                log(f"epoch {epoch + 1}: objective {obj:.6g}")
-            if prev_obj - obj <= params.eps * abs(obj):
-                converged = True
+            converged, prev_obj = epoch_check(primal_objective(X, y, w, B, b, lam), prev_obj,
+                                              epoch, params.eps, log)
+            if converged:
                 break
-            prev_obj = obj
     if not converged and log is not None:
         log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
     w, b = _current(v, state, acc, corr, average and t >= avg_start)
@@ -76,6 +66,34 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     return FitResult(w=finish_w(w, params), b=b, n_iter=t, objective=obj,
                      converged=converged,
                      info={"epochs": epoch + 1, "steps": t, "lambda": lam, "averaged": average})
+
+
+def schedule(n, params):
+    """(k, epochs, steps per epoch, first averaged step) of a run on n rows
+    (``params`` with DEFAULTS applied). Each epoch draws steps_per_epoch * k
+    rows i.i.d.; step t (from 1) averages its iterate when t >= the first
+    averaged step."""
+    k = int(params.batch_size)
+    steps_per_epoch = max(1, math.ceil(n / k))
+    total_steps = steps_per_epoch * params.epochs
+    avg_start = int(total_steps * AVERAGE_FROM) + 1 if params.average else total_steps + 2
+    return k, params.epochs, steps_per_epoch, avg_start
+
+
+def epoch_check(obj, prev_obj, epoch, eps, log):
+    """-e: (stop, obj) after an epoch that ended at objective ``obj``; stop
+    when it improved on ``prev_obj`` by at most eps relative."""
+    if log is not None:
+        log(f"epoch {epoch + 1}: objective {obj:.6g}")
+    return prev_obj - obj <= eps * abs(obj), obj
+
+
+def check_params(params, class_cost):
+    """Raise ParameterError for what -s pegasos cannot do (shared with the Dask engine)."""
+    if tuple(class_cost) != (1.0, 1.0):
+        raise ParameterError("-w (class weights) is not supported by -s pegasos; use -s dcd")
+    if params.loss != "hinge":
+        raise ParameterError("-s pegasos supports only --loss hinge")
 
 
 def _current(v, state, acc, corr, averaged):

@@ -102,6 +102,9 @@ def _train_model(data, order, problems, n_features, params, progress, log):
     for _, cost in problems:
         if tuple(cost) != (1.0, 1.0):
             raise ParameterError("-w (class weights) is not supported by -s sbp")
+    if params.bias >= 0:
+        raise ParameterError("-B is not supported by -s sbp: it learns an unregularised bias "
+                             "(--no-bias turns it off)")
     n_all = data.n_rows
     kernel = Kernel(params.kernel_type, params.gamma, params.degree, params.coef0).resolved(n_features)
     bias = uses_bias(params)

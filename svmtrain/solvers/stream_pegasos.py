@@ -29,12 +29,11 @@ import math
 import numpy as np
 
 from .._dataset_kernels import gather_rows
-from ..errors import ParameterError
 from ._common import row_sqnorms
 from ._pegasos_kernels import pegasos_steps
 from ._stream_common import streamed_loss
 from .base import FitResult, finish_w, kernel_bias, with_defaults
-from .pegasos import AVERAGE_FROM, DEFAULTS, _current
+from .pegasos import AVERAGE_FROM, DEFAULTS, _current, check_params, epoch_check
 
 # bytes of a pool row / nonzero: two pools (indptr, y, |x|^2; indices, values)
 # plus the per-block permutation and its temporaries
@@ -100,10 +99,7 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     Guarantees as in memory: |w| <= 1/sqrt(lambda); the result depends only
     on the data, its block layout and params.
     """
-    if tuple(class_cost) != (1.0, 1.0):
-        raise ParameterError("-w (class weights) is not supported by -s pegasos; use -s dcd")
-    if params.loss != "hinge":
-        raise ParameterError("-s pegasos supports only --loss hinge")
+    check_params(params, class_cost)
     params = with_defaults(params, DEFAULTS)
     n = source.n_rows
     lam = params.resolved_lambda(n)
@@ -171,13 +167,10 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
             progress(epoch + 1, epochs)
         if params.eps is not None:
             w, b = _current(v, state, acc, corr, average and t >= avg_start)
-            obj = _objective(source, y, w, B, b, lam)
-            if log is not None:
-                log(f"epoch {epoch + 1}: objective {obj:.6g}")
-            if prev_obj - obj <= params.eps * abs(obj):
-                converged = True
+            converged, prev_obj = epoch_check(_objective(source, y, w, B, b, lam), prev_obj,
+                                              epoch, params.eps, log)
+            if converged:
                 break
-            prev_obj = obj
     if not converged and log is not None:
         log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
     w, b = _current(v, state, acc, corr, average and t >= avg_start)

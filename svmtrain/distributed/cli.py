@@ -1,0 +1,75 @@
+"""The command-line side of ``--engine dask`` (called from svmtrain.cli)."""
+import contextlib
+import sys
+from types import SimpleNamespace
+
+import click
+
+from ..errors import ParameterError
+
+
+def _notify(prog):
+    return lambda message: click.echo(f"{prog}: {message}", err=True)
+
+
+def train_on_cluster(train_file, params, scheduler, cache, folds, show, echo):
+    """Train on the partitions named by ``train_file`` on the cluster at
+    ``scheduler`` (or a LocalCluster). Returns (model, an object with the
+    data's n_rows) for the summary."""
+    from ..cli._progress import Progress
+    from .engine import connect
+    from .partitions import expand
+    from .training import check_supported, train
+
+    if folds is not None:
+        raise ParameterError("-v (cross-validation) is not supported with --engine dask")
+    if cache:
+        raise ParameterError("--cache=PATH names one file; with --engine dask give --cache alone "
+                             "(each partition gets its cache beside it)")
+    check_supported(params)
+    specs = expand(train_file)
+    with connect(scheduler) as client:
+        with Progress(show, f"training ({params.solver}, dask)") as bar:
+            model, n, _ = train(specs, params, client, progress=bar.set_to, log=echo,
+                                notify=_notify("svm-train"), cache=cache is not None,
+                                source=train_file)
+    return model, SimpleNamespace(n_rows=n)
+
+
+def predict_on_cluster(test_file, model_file, output_file, output_dir, decision_values, chunk_size,
+                       scheduler, quiet):
+    """svm-predict --engine dask: predictions per partition on the workers,
+    written in input order to ``output_file`` or one file per partition
+    into ``output_dir``; prints the accuracy line unless ``quiet``."""
+    from ..cli.predict import _same_file
+    from ..io.atomic import atomic_write
+    from ..io.model_io import load_model
+    from .engine import connect
+    from .partitions import expand
+    from .predict import output_paths, predict
+
+    if (output_file is None) == (output_dir is None):
+        raise ParameterError("give either OUTPUT_FILE or --output-dir DIR")
+    if chunk_size is not None and chunk_size <= 0:
+        raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
+    specs = expand(test_file)
+    outputs = [output_file] if output_dir is None else output_paths(specs, output_dir, create=False)
+    for out_path in outputs:
+        for other in [model_file] + [s.path for s in specs]:
+            if out_path != "-" and _same_file(out_path, other):
+                raise ParameterError(f"output {out_path} is the same file as {other}; refusing to overwrite it")
+    model = load_model(model_file)
+    with connect(scheduler) as client:
+        if output_dir is not None:
+            summary = predict(specs, model, client, output_dir=output_dir, decision_values=decision_values,
+                              chunk_rows=chunk_size)
+        else:
+            if output_file == "-":
+                out = contextlib.nullcontext(sys.stdout)
+            else:
+                out = atomic_write(output_file)
+            with out as f:
+                summary = predict(specs, model, client, out=f, decision_values=decision_values,
+                                  chunk_rows=chunk_size)
+    if not quiet:
+        click.echo(summary.line(), err=(output_file == "-"))

@@ -1,0 +1,144 @@
+"""``-s pegasos`` on a Dask cluster: synchronous mini-batches.
+
+The driver draws the mini-batches exactly as the local solver does (the
+same generator from ``--seed``, ``steps_per_epoch * k`` row numbers per
+epoch over the rows of all partitions in order), so a distributed run
+visits the same examples in the same steps as a local run on the
+concatenated file. Each step is one round: the driver sends w (O(dim)) and
+each worker the row numbers of the batch that fall in its partitions; the
+worker returns sum y_i x_i over its margin violators (``batch_violators``:
+a dense O(dim) vector, or its nonzeros when fewer), their count and
+sum y_i. The driver takes the step of Fig. 1 of the paper, as locally:
+
+    w <- (1 - 1/t) w + 1/(lambda t k) sum_{A_t^+} y_i x_i,
+    w <- min(1, 1/(sqrt(lambda) |w|)) w,    (b <- b + 1/(lambda t k) sum y_i with -R)
+
+and, with ``--average``, adds w to the running sum from the same step on.
+The result equals the local one up to rounding (the local solver keeps w
+as a scale times a vector). Steps are pure functions of their inputs, so a
+lost worker only costs the rescheduling of its task (Dask runs it
+elsewhere, which parses the partitions again).
+"""
+import math
+
+import numpy as np
+
+from ..solvers import pegasos as local
+from ..solvers.base import FitResult, finish_w, kernel_bias, with_defaults
+from . import _kernels as KD
+from .partitions import partition
+
+
+def _subgradient(run_id, specs, nb, pos, w, b, B, rows):
+    """Sum of y_i x_i over this worker's violators among ``rows`` (one
+    array of local row numbers per spec); returns (g, violators, sum y)."""
+    g = np.zeros(len(w))
+    nv = 0
+    ysum = 0.0
+    for spec, r in zip(specs, rows):
+        if len(r):
+            c = partition(run_id, spec, threads=nb)
+            v, s = KD.batch_violators(c.indptr, c.indices, c.values, c.labels, pos, r, w, B, b, g)
+            nv += v
+            ysum += s
+    nz = np.flatnonzero(g)
+    if 12 * len(nz) < g.nbytes:       # sparse is smaller: (int32 index, value) pairs
+        return (nz.astype(np.int32), g[nz]), nv, ysum
+    return g, nv, ysum
+
+
+def _hinge(run_id, specs, nb, pos, w, b, B):
+    s = 0.0
+    for spec in specs:
+        c = partition(run_id, spec, threads=nb)
+        s += KD.hinge_sum(c.indptr, c.indices, c.values, c.labels, pos, w, B, b)
+    return s
+
+
+def objective(session, pos, w, b, B, lam, n):
+    """lambda/2 |w|^2 + 1/n sum hinge over every partition (one round)."""
+    total = sum(session.run("objective", _hinge, pos, w, b, B))
+    return 0.5 * lam * float(w @ w) + total / max(n, 1)
+
+
+def fit(session, problem, n, n_features, params, progress=None, log=None):
+    """Train one binary problem by mini-batch Pegasos over the session's
+    partitions; ``problem`` = (index, positive label, class costs). Same
+    parameters, defaults and result as ``solvers.pegasos.fit``."""
+    _, pos, cost = problem
+    pos = float(pos)
+    local.check_params(params, cost)
+    lam = params.resolved_lambda(n)
+    B = kernel_bias(params)
+    params = with_defaults(params, local.DEFAULTS)
+    k, epochs, steps_per_epoch, avg_start = local.schedule(n, params)
+    average = params.average
+    unreg = bool(params.unreg_bias)
+    offsets = np.zeros(len(session.specs) + 1, np.int64)
+    np.cumsum([m["rows"] for m in session.meta], out=offsets[1:])
+    radius2 = 1.0 / lam
+
+    rng = np.random.default_rng(params.seed)
+    dim = n_features + 1
+    w = np.zeros(dim)
+    b = 0.0
+    acc = np.zeros(dim)
+    b_acc = 0.0
+    n_avg = 0
+    t = 0
+    prev_obj = math.inf
+    converged = params.eps is None
+    epoch = 0
+    for epoch in range(epochs):
+        draws = rng.integers(0, n, size=steps_per_epoch * k)
+        for s in range(steps_per_epoch):
+            batch = draws[s * k:(s + 1) * k]
+            part = np.searchsorted(offsets, batch, side="right") - 1
+            t += 1
+            rows = {}
+            for p in np.unique(part):
+                rows[int(p)] = batch[part == p] - offsets[p]
+            empty = np.empty(0, np.int64)
+            got = session.run("step", _subgradient, pos, w, b, B, only=set(rows),
+                              per_group=lambda specs: ([rows.get(sp.index, empty) for sp in specs],),
+                              what=f" (step {t})")
+            eta_k = 1.0 / (lam * t * k)
+            if t == 1:
+                w[:] = 0.0
+            else:
+                w *= 1.0 - 1.0 / t
+            for g, nv, ysum in got:
+                if isinstance(g, tuple):
+                    np.add.at(w, g[0], eta_k * g[1])
+                else:
+                    w += eta_k * g
+                if unreg:
+                    b += eta_k * ysum
+            nu = float(w @ w)
+            if nu > radius2:
+                w *= math.sqrt(radius2 / nu)
+            if t >= avg_start:
+                acc += w
+                b_acc += b
+                n_avg += 1
+        if progress is not None:
+            progress(epoch + 1, epochs)
+        if params.eps is not None:
+            w_now, b_now = _current(w, b, acc, b_acc, n_avg)
+            converged, prev_obj = local.epoch_check(objective(session, pos, w_now, b_now, B, lam, n),
+                                                    prev_obj, epoch, params.eps, log)
+            if converged:
+                break
+    if not converged and log is not None:
+        log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
+    w, b = _current(w, b, acc, b_acc, n_avg)
+    obj = objective(session, pos, w, b, B, lam, n)
+    return FitResult(w=finish_w(w, params), b=b, n_iter=t, objective=obj, converged=converged,
+                     info={"epochs": epoch + 1, "steps": t, "lambda": lam, "averaged": average})
+
+
+def _current(w, b, acc, b_acc, n_avg):
+    """(w, b): the average of the averaged iterates, or the last iterate."""
+    if n_avg > 0:
+        return acc / n_avg, b_acc / n_avg
+    return w.copy(), b
