@@ -210,7 +210,7 @@ class MemoryPlan:
 
 
 def _too_small(limit, need, what):
-    return ParameterError(f"--memory-limit {limit / MIB:g} MB is too small: {what}; "
+    return ParameterError(f"--memory-limit {round(limit / MIB, 4):g} MB is too small: {what}; "
                           f"give at least {math.ceil(need / MIB)} MB")
 
 
@@ -273,7 +273,7 @@ def plan_shuffle(plan, source, params, shuffle_rows=None):
         r = max(1, min(int(shuffle_rows), n))
         if cost(r) > room:
             raise ParameterError(f"--shuffle-buffer {shuffle_rows} needs {cost(r) / MIB:.1f} MB here; "
-                                 f"--memory-limit {plan.limit / MIB:g} MB leaves {max(room, 0) / MIB:.1f} MB "
+                                 f"--memory-limit {round(plan.limit / MIB, 4):g} MB leaves {max(room, 0) / MIB:.1f} MB "
                                  "for it (raise --memory-limit or lower --shuffle-buffer)")
     else:
         if cost(1) > room:

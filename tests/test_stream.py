@@ -1,0 +1,189 @@
+"""Out-of-core training (``--stream``, ``--memory-limit``, ``--shuffle-buffer``):
+svmtrain/streaming.py, the block reader and spool, and the streamed solvers.
+
+The streamed runs read a9a (bundled) under a memory limit small enough to
+split it into several blocks, and are compared with independent references:
+LIBLINEAR -s 3 -e 1e-6 (liblinear-official) for the optimum of the hinge
+problem, in-memory training of the same solver for accuracy on a9a.t.
+Peak memory is measured by scripts/bench_stream.py, not here.
+"""
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import bundled
+from reference import csr, hinge_objective, liblinear_optimum
+from svmtrain.cli.train import main as train_main
+from svmtrain.errors import ParameterError
+from svmtrain.io.model_io import load_model
+from svmtrain.io.reader import read_libsvm
+from svmtrain.params import TrainParams
+from svmtrain.solvers import _dcd_kernels as K
+from svmtrain.streaming import train_streamed
+from svmtrain.training import train
+
+A9A = bundled("a9a.xz")
+LIMIT_MB = 6          # a9a (32561 rows, 451592 nonzeros) then streams in 4 to 9 blocks
+
+
+@pytest.fixture(scope="module")
+def a9a():
+    X = read_libsvm(A9A)
+    return X, np.where(X.labels > 0, 1.0, -1.0)
+
+
+@pytest.fixture(scope="module")
+def a9a_test():
+    return read_libsvm(bundled("a9a.t.xz"))
+
+
+def accuracy(model, T):
+    return 100.0 * float(np.mean(model.predict(T) == T.labels))
+
+
+def streamed(params, **kw):
+    kw.setdefault("memory_limit_mb", LIMIT_MB)
+    model = train_streamed(A9A, params, **kw)
+    assert dict(model.header)["stream_blocks"] >= 3      # really out of core
+    return model
+
+
+def run(args):
+    return CliRunner().invoke(train_main, [str(a) for a in args])
+
+
+# ---------------------------------------------------------------- solvers
+
+
+def test_dcd_block_minimization_reaches_the_optimum(a9a, a9a_test):
+    X, y = a9a
+    C = 0.1
+    lam = 1.0 / (C * X.n_rows)
+    _, f_star = liblinear_optimum(X, y, lam, 123)
+    m = streamed(TrainParams(solver="dcd", C=C, eps=0.1, threads=1))
+    r = m.fit_results[0]
+    assert r.converged
+    w = m.W[:, 0]
+    f = hinge_objective(csr(X, 123), np.where(X.labels == m.labels[0], 1.0, -1.0), w, lam)
+    assert f == pytest.approx(r.objective, rel=1e-9)
+    assert f >= f_star * (1 - 1e-9)
+    assert (f - f_star) / f_star < 1e-3, (f, f_star)
+    # weak duality: the dual value (C form) bounds the optimum from below
+    assert r.info["dual_objective"] <= f_star * X.n_rows * C * (1 + 1e-9)
+    mem = train(X, TrainParams(solver="dcd", C=C, eps=0.1, threads=1))
+    assert abs(accuracy(m, a9a_test) - accuracy(mem, a9a_test)) <= 0.2
+
+
+def test_ocas_streamed_is_the_in_memory_run(a9a, a9a_test):
+    """One thread: the cut is summed row by row in file order, so reading it
+    block by block changes nothing, bit for bit; and the result keeps
+    svmocas's TolRel guarantee against LIBLINEAR's optimum."""
+    X, y = a9a
+    params = TrainParams(solver="ocas", C=1.0, threads=1)
+    m = streamed(params)
+    mem = train(X, params)
+    np.testing.assert_array_equal(m.W, mem.W)
+    assert m.fit_results[0].n_iter == mem.fit_results[0].n_iter
+    _, f_star = liblinear_optimum(X, y, 1.0 / X.n_rows, 123)
+    F = m.fit_results[0].objective
+    assert F * (1 - 0.01) <= f_star * (1 + 1e-9)
+
+
+def test_pegasos_shuffle_buffer_accuracy_and_seed(a9a, a9a_test):
+    X, y = a9a
+    params = TrainParams(solver="pegasos", lam=1e-4, seed=3, threads=1)
+    m = streamed(params, shuffle_buffer=2000)
+    assert dict(m.header)["shuffle_buffer"] == 2000
+    mem = train(X, params)
+    assert abs(accuracy(m, a9a_test) - accuracy(mem, a9a_test)) <= 0.5
+    _, f_star = liblinear_optimum(X, y, 1e-4, 123)
+    assert m.fit_results[0].objective <= 1.01 * f_star
+    again = streamed(params, shuffle_buffer=2000)
+    np.testing.assert_array_equal(m.W, again.W)            # every random choice from --seed
+    other = streamed(TrainParams(solver="pegasos", lam=1e-4, seed=4, threads=1), shuffle_buffer=2000)
+    assert not np.array_equal(m.W, other.W)
+
+
+def test_pegasos_default_buffer_fills_the_limit():
+    m = streamed(TrainParams(solver="pegasos", lam=1e-4, epochs=2, threads=1))
+    plan = m.stream_plan
+    assert 1 <= plan.shuffle_rows < 32561
+    assert plan.state + plan.shuffle_bytes <= plan.limit
+
+
+# ---------------------------------------------------------------- the dcd kernel's new slots
+
+
+def test_dcd_first_iteration_extremes_against_numpy():
+    """FIRST_PGMAX / FIRST_PGMIN: the projected-gradient extremes of the
+    call's first iteration. Rows with disjoint features do not interact, so
+    each row's PG in that iteration is its PG at the start, which NumPy
+    computes directly."""
+    rng = np.random.default_rng(0)
+    n = 200
+    values = rng.normal(size=n)
+    indptr = np.arange(n + 1, dtype=np.int64)
+    indices = np.arange(n, dtype=np.int32)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    U = 0.5
+    alpha = rng.choice([0.0, U, 0.2], size=n)
+    w = np.r_[alpha * y * values, 0.0]
+    QD = values ** 2
+    G = y * values * w[:n] - 1.0
+    PG = np.where(alpha == 0.0, np.minimum(G, 0.0), np.where(alpha == U, np.maximum(G, 0.0), G))
+    fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
+    istate = np.array([n, 0], np.int64)
+    K.dcd_run(indptr, indices, values, y, 0.0, U, U, 0.0, 0.0, QD, -1.0, 3, 3, w, alpha,
+              np.arange(n, dtype=np.int64), istate, fstate, np.array([7], np.uint64))
+    assert istate[K.ITER] == 3
+    assert fstate[K.FIRST_PGMAX] == PG.max()
+    assert fstate[K.FIRST_PGMIN] == PG.min()
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_cli_stream_multiclass_and_cache(tmp_path):
+    from test_cli import write_blobs
+    write_blobs(tmp_path / "train", ["2", "3", "7"], n_per_class=400)
+    cache = tmp_path / "train.svmcache"
+    args = ["-s", "dcd", "--memory-limit", "1", "--chunk-size", "100", f"--cache={cache}", "-q",
+            tmp_path / "train"]
+    r = run(args + [tmp_path / "m1"])
+    assert r.exit_code == 0, r.output
+    assert cache.exists()
+    r = run(args + [tmp_path / "m2"])                         # from the cache, no parsing
+    assert r.exit_code == 0, r.output
+    m1, m2 = load_model(tmp_path / "m1"), load_model(tmp_path / "m2")
+    np.testing.assert_array_equal(m1.W, m2.W)
+    assert int(dict(m1.header)["stream_blocks"]) >= 3
+    X = read_libsvm(tmp_path / "train")
+    assert np.mean(m1.predict(X) == X.labels) > 0.95
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]   # spool removed
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--memory-limit", "0.05"], "--memory-limit 0.05 MB is too small"),
+    (["-s", "sbp", "--stream"], "-s sbp trains in memory only"),
+    (["-s", "asset", "--stream"], "-s asset trains in memory only"),
+    (["--shuffle-buffer", "100"], "--shuffle-buffer applies to --stream"),
+    (["-s", "dcd", "--stream", "--shuffle-buffer", "100"], "--shuffle-buffer applies to -s pegasos"),
+    (["-s", "pegasos", "--memory-limit", "2", "--shuffle-buffer", "30000"], "--shuffle-buffer 30000 needs"),
+    (["--stream", "-v", "3"], "cannot be combined with --stream"),
+])
+def test_cli_errors_are_one_line(tmp_path, args, words):
+    r = run(args + [A9A, tmp_path / "model"])
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("svm-train: ") and words in lines[0], r.output
+    assert not (tmp_path / "model").exists()
+
+
+def test_help_says_what_stays_in_memory():
+    text = " ".join(run(["--help"]).output.split())
+    assert "sbp and asset train in memory only" in text
+
+
+def test_shuffle_buffer_must_be_positive():
+    with pytest.raises(ParameterError):
+        train_streamed(A9A, TrainParams(solver="pegasos"), shuffle_buffer=0)
