@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
-.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache bench-dask
+.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache bench-dask bench-stream
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +52,11 @@ bench-dask: venv
 	$(PIP) install -e '.[dask]'
 	$(BIN)/python scripts/bench_dask.py $(BENCH_DASK_ARGS)
 
-bench: bench-startup bench-parse bench-linear bench-kernel bench-asset bench-cache bench-dask
+# --stream: peak RSS against --memory-limit + the interpreter's baseline, accuracy against in memory
+bench-stream: install
+	$(BIN)/python scripts/bench_stream.py $(BENCH_STREAM_ARGS)
+
+bench: bench-startup bench-parse bench-linear bench-kernel bench-asset bench-cache bench-dask bench-stream
 
 # A longer fuzz campaign than the tests run (FUZZ_CASES reader inputs, a seed
 # from the clock unless FUZZ_SEED is given; failing inputs go to results/fuzz-failures/).

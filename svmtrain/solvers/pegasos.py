@@ -37,35 +37,57 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     rng = np.random.default_rng(params.seed)
     y = np.ascontiguousarray(y, np.float64)
     sqnorm = row_sqnorms(X.indptr, X.values, B)
-    d1 = n_features + 1
-    v = np.zeros(d1)
-    acc = np.zeros(d1) if average else np.zeros(1)
-    corr = np.zeros(d1) if average else np.zeros(1)
-    state = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    viol = np.empty(k, np.int64)
+    v, acc, corr, state, viol = new_state(n_features + 1, average, k)
 
     t = 0
     prev_obj = math.inf
     converged = params.eps is None
+
+    def objective(w, b):
+        return primal_objective(X, y, w, B, b, lam)
+
     for epoch in range(epochs):
         draws = rng.integers(0, n, size=steps_per_epoch * k)
         t += pegasos_steps(X.indptr, X.indices, X.values, y, sqnorm, draws, k, t, lam, B,
                            bool(params.unreg_bias), avg_start, v, state, acc, corr, viol)
-        if progress is not None:
-            progress(epoch + 1, epochs)
-        if params.eps is not None:
-            w, b = _current(v, state, acc, corr, average and t >= avg_start)
-            converged, prev_obj = epoch_check(primal_objective(X, y, w, B, b, lam), prev_obj,
-                                              epoch, params.eps, log)
-            if converged:
-                break
+        stop, prev_obj = end_epoch(epoch, progress, params, log, prev_obj, objective,
+                                   lambda: _current(v, state, acc, corr, average and t >= avg_start))
+        if stop:
+            converged = True
+            break
+    return run_result(v, state, acc, corr, average and t >= avg_start, objective, params, t, epoch,
+                      converged, log, {"lambda": lam})
+
+
+def new_state(d1, average, k):
+    """(v, acc, corr, state, viol): the arrays ``pegasos_steps`` works in,
+    as at the start of a run on d1 weights with mini-batches of k."""
+    acc = np.zeros(d1) if average else np.zeros(1)
+    corr = np.zeros(d1) if average else np.zeros(1)
+    return np.zeros(d1), acc, corr, np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0]), np.empty(k, np.int64)
+
+
+def end_epoch(epoch, progress, params, log, prev_obj, objective, current):
+    """After epoch ``epoch`` (from 0): report progress and, with -e, check
+    the objective of ``current()``'s (w, b). Returns (stop, the objective
+    to compare the next epoch's with)."""
+    if progress is not None:
+        progress(epoch + 1, params.epochs)
+    if params.eps is None:
+        return False, prev_obj
+    return epoch_check(objective(*current()), prev_obj, epoch, params.eps, log)
+
+
+def run_result(v, state, acc, corr, averaged, objective, params, t, epoch, converged, log, info):
+    """The FitResult of a run that made ``t`` steps and ended after epoch
+    ``epoch`` (from 0): the averaged or last iterate, its ``objective(w, b)``;
+    logs the warning of a -e not reached. ``info`` is completed."""
     if not converged and log is not None:
-        log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
-    w, b = _current(v, state, acc, corr, average and t >= avg_start)
-    obj = primal_objective(X, y, w, B, b, lam)
-    return FitResult(w=finish_w(w, params), b=b, n_iter=t, objective=obj,
-                     converged=converged,
-                     info={"epochs": epoch + 1, "steps": t, "lambda": lam, "averaged": average})
+        log(f"WARNING: -e {params.eps:g} not reached in {params.epochs} epochs (raise -T)")
+    w, b = _current(v, state, acc, corr, averaged)
+    info.update({"epochs": epoch + 1, "steps": t, "averaged": params.average})
+    return FitResult(w=finish_w(w, params), b=b, n_iter=t, objective=objective(w, b),
+                     converged=converged, info=info)
 
 
 def schedule(n, params):

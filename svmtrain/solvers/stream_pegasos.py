@@ -32,8 +32,8 @@ from .._dataset_kernels import gather_rows
 from ._common import row_sqnorms
 from ._pegasos_kernels import pegasos_steps
 from ._stream_common import streamed_loss
-from .base import FitResult, finish_w, kernel_bias, with_defaults
-from .pegasos import AVERAGE_FROM, DEFAULTS, _current, check_params, epoch_check
+from .base import kernel_bias, with_defaults
+from .pegasos import AVERAGE_FROM, DEFAULTS, _current, check_params, end_epoch, new_state, run_result
 
 # bytes of a pool row / nonzero: two pools (indptr, y, |x|^2; indices, values)
 # plus the per-block permutation and its temporaries
@@ -121,12 +121,7 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     pools = [_Pool(cap_rows, cap_nnz), _Pool(cap_rows, cap_nnz)]
 
     rng = np.random.default_rng(params.seed)
-    d1 = n_features + 1
-    v = np.zeros(d1)
-    acc = np.zeros(d1) if average else np.zeros(1)
-    corr = np.zeros(d1) if average else np.zeros(1)
-    state = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    viol = np.empty(k, np.int64)
+    v, acc, corr, state, viol = new_state(n_features + 1, average, k)
     unreg = bool(params.unreg_bias)
 
     def feed(drain):
@@ -153,6 +148,9 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
         P.keep(np.sort(perm[e:]), pools[1])
         pools.reverse()
 
+    def objective(w, b):
+        return _objective(source, y, w, B, b, lam)
+
     t = 0
     prev_obj = math.inf
     converged = params.eps is None
@@ -163,21 +161,13 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
             del c
             feed(False)
         feed(True)
-        if progress is not None:
-            progress(epoch + 1, epochs)
-        if params.eps is not None:
-            w, b = _current(v, state, acc, corr, average and t >= avg_start)
-            converged, prev_obj = epoch_check(_objective(source, y, w, B, b, lam), prev_obj,
-                                              epoch, params.eps, log)
-            if converged:
-                break
-    if not converged and log is not None:
-        log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
-    w, b = _current(v, state, acc, corr, average and t >= avg_start)
-    obj = _objective(source, y, w, B, b, lam)
-    return FitResult(w=finish_w(w, params), b=b, n_iter=t, objective=obj, converged=converged,
-                     info={"epochs": epoch + 1, "steps": t, "lambda": lam, "averaged": average,
-                           "shuffle_rows": R, "blocks": int(source.n_blocks)})
+        stop, prev_obj = end_epoch(epoch, progress, params, log, prev_obj, objective,
+                                   lambda: _current(v, state, acc, corr, average and t >= avg_start))
+        if stop:
+            converged = True
+            break
+    return run_result(v, state, acc, corr, average and t >= avg_start, objective, params, t, epoch,
+                      converged, log, {"lambda": lam, "shuffle_rows": R, "blocks": int(source.n_blocks)})
 
 
 def _objective(source, y, w, B, b, lam):
