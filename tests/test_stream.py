@@ -7,6 +7,9 @@ LIBLINEAR -s 3 -e 1e-6 (liblinear-official) for the optimum of the hinge
 problem, in-memory training of the same solver for accuracy on a9a.t.
 Peak memory is measured by scripts/bench_stream.py, not here.
 """
+import lzma
+import os
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -21,6 +24,7 @@ from svmtrain.params import TrainParams
 from svmtrain.solvers import _dcd_kernels as K
 from svmtrain.streaming import train_streamed
 from svmtrain.training import train
+from test_cli import write_blobs
 
 A9A = bundled("a9a.xz")
 LIMIT_MB = 6          # a9a (32561 rows, 451592 nonzeros) then streams in 4 to 9 blocks
@@ -144,7 +148,6 @@ def test_dcd_first_iteration_extremes_against_numpy():
 
 
 def test_cli_stream_multiclass_and_cache(tmp_path):
-    from test_cli import write_blobs
     write_blobs(tmp_path / "train", ["2", "3", "7"], n_per_class=400)
     cache = tmp_path / "train.svmcache"
     args = ["-s", "dcd", "--memory-limit", "1", "--chunk-size", "100", f"--cache={cache}", "-q",
@@ -187,3 +190,31 @@ def test_help_says_what_stays_in_memory():
 def test_shuffle_buffer_must_be_positive():
     with pytest.raises(ParameterError):
         train_streamed(A9A, TrainParams(solver="pegasos"), shuffle_buffer=0)
+
+
+def test_cli_bad_input_stdin_and_stale_cache(tmp_path):
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5 2:1\n-1 1:0.2 3:x\n")
+    r = run(["--stream", bad, tmp_path / "m0"])
+    assert r.exit_code == 2
+    assert r.output.strip() == f"svm-train: {bad}:2: invalid value in feature '3:x'"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]   # the spool is removed
+
+    train = tmp_path / "heart.svm"
+    train.write_bytes(lzma.decompress(bundled("heart_scale.xz").read_bytes()))
+    r = run(["-q", "--stream", "--cache", train, tmp_path / "m1"])
+    assert r.exit_code == 0, r.output
+    # the streamed run's cache serves an in-memory run as it is (no message, same model)
+    r = run(["-q", "--cache", train, tmp_path / "m2"])
+    assert r.exit_code == 0 and r.output == "", r.output
+    r = run(["-q", train, tmp_path / "m3"])
+    assert (tmp_path / "m2").read_bytes() == (tmp_path / "m3").read_bytes()
+    # a changed source: the streamed run says so and rebuilds
+    os.utime(train, ns=(1, 1))
+    r = run(["-q", "--stream", "--cache", train, tmp_path / "m4"])
+    assert r.exit_code == 0 and "is stale (the training file changed); rebuilding" in r.output
+    # standard input streams too, to the same model
+    r = CliRunner().invoke(train_main, ["-q", "--stream", "-", str(tmp_path / "m5")],
+                           input=train.read_bytes())
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "m1").read_bytes() == (tmp_path / "m4").read_bytes() == (tmp_path / "m5").read_bytes()
