@@ -23,6 +23,7 @@ from svmtrain.solvers import ocas
 
 import naive_ocas as N
 from conftest import bundled
+from reference import reset_c_rand
 
 liblinearutil = pytest.importorskip("liblinear.liblinearutil")
 
@@ -66,6 +67,7 @@ class Problem:
                 opts += f" -B {B}"
             if cost != (1.0, 1.0):
                 opts += f" -w1 {cost[0]} -w-1 {cost[1]}"
+            reset_c_rand()       # a reference independent of earlier tests
             m = liblinearutil.train(self.y, self.M, opts)
             w, b = m.get_decfun(m.get_labels().index(1))
             w_ext = np.r_[np.asarray(w, float), b / B if B > 0 else 0.0]

@@ -101,6 +101,7 @@ def main(train_file, model_file, folds, chunk_size, model_format, record_time, q
 
 
 def _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, class_weights, options):
+    from ..io.reader import display_name, read_libsvm
     from ..params import TrainParams, check_params
 
     cache = options.pop("cache", None)
@@ -128,15 +129,32 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
         from ..distributed.cli import train_on_cluster
         model, _ = train_on_cluster(train_file, params, scheduler, cache, folds, show, echo)
         return _finish(model, params, echo, record_time, model_file, model_format)
-
     if streamed:
         if folds is not None:
             raise ParameterError("-v (cross-validation) trains in memory; it cannot be combined with --stream")
         model = _train_streamed(train_file, cache, chunk_size, params, stream, show, echo)
-    else:
-        model = _train_in_memory(train_file, cache, chunk_size, params, folds, show, echo)
-        if model is None:
-            return
+        return _finish(model, params, echo, record_time, model_file, model_format)
+
+    total = _size_of(train_file)
+    with Progress(show, "reading", total=total, unit="B", unit_scale=True) as bar:
+        def read(path):
+            return read_libsvm(path, chunk_rows=chunk_size, progress=bar.advance, threads=params.threads)
+        if cache is None:
+            data = read(train_file)
+        else:
+            from ..io.cache import default_cache_path, load_or_build
+            data = load_or_build(train_file, cache or default_cache_path(train_file), read,
+                                 log=lambda s: click.echo(f"svm-train: {s}", err=True))
+
+    if folds is not None:
+        from ..training import cross_validate
+        acc = cross_validate(data, params, folds, source=display_name(train_file))
+        click.echo("Cross Validation Accuracy = %g%%" % (100.0 * acc))
+        return
+
+    from ..training import train
+    with Progress(show, f"training ({params.solver})") as bar:
+        model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file))
     _finish(model, params, echo, record_time, model_file, model_format)
 
 
@@ -180,31 +198,6 @@ def _train_streamed(train_file, cache, chunk_size, params, stream, show, echo):
     finally:
         for bar in bars:
             bar.close()
-
-
-def _train_in_memory(train_file, cache, chunk_size, params, folds, show, echo):
-    """The model of an in-memory run; None after cross-validation (-v)."""
-    from ..io.reader import display_name, read_libsvm
-    total = _size_of(train_file)
-    with Progress(show, "reading", total=total, unit="B", unit_scale=True) as bar:
-        def read(path):
-            return read_libsvm(path, chunk_rows=chunk_size, progress=bar.advance, threads=params.threads)
-        if cache is None:
-            data = read(train_file)
-        else:
-            from ..io.cache import default_cache_path, load_or_build
-            data = load_or_build(train_file, cache or default_cache_path(train_file), read,
-                                 log=lambda s: click.echo(f"svm-train: {s}", err=True))
-
-    if folds is not None:
-        from ..training import cross_validate
-        acc = cross_validate(data, params, folds, source=display_name(train_file))
-        click.echo("Cross Validation Accuracy = %g%%" % (100.0 * acc))
-        return None
-
-    from ..training import train
-    with Progress(show, f"training ({params.solver})") as bar:
-        return train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file))
 
 
 def _size_of(path):
