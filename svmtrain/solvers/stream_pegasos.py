@@ -43,7 +43,9 @@ NNZ_SLACK = 1.1
 
 
 class _Pool:
-    """Rows in memory as CSR with their y and |x|^2; ``n`` rows used."""
+    """Rows in memory as CSR with their y and |x|^2; ``n`` rows used. ``y``
+    is a float per row: pegasos keeps the label there, ASSET the row's
+    number in the training set (exact: below 2^53)."""
 
     def __init__(self, rows, nnz):
         self.indptr = np.zeros(rows + 1, np.int64)
@@ -73,6 +75,52 @@ class _Pool:
         np.take(self.y, rows, out=out.y[:m])
         np.take(self.sq, rows, out=out.sq[:m])
         out.n = m
+
+
+class ShuffleBuffer:
+    """The shuffle buffer of a streamed SGD run (see the module docstring):
+    blocks of ``source`` join a pool of at most ``R`` kept rows (and their
+    share of nonzeros); :meth:`feed` draws the surplus, ``k`` rows per step,
+    in an order from ``rng``. ``longest``: the largest row's nonzero count
+    (default: the largest block's). Memory: :func:`pool_bytes`."""
+
+    def __init__(self, source, R, k, longest, rng):
+        max_block_rows = int(np.diff(source.bounds).max())
+        max_block_nnz = int(getattr(source, "max_block_nnz", source.nnz))
+        if longest is None:
+            longest = max_block_nnz
+        cap_rows, cap_nnz, self.keep_nnz = pool_size(R, source.nnz / max(source.n_rows, 1), longest, k,
+                                                     max_block_rows, max_block_nnz)
+        self.pools = [_Pool(cap_rows, cap_nnz), _Pool(cap_rows, cap_nnz)]
+        self.R, self.k, self.rng = R, k, rng
+
+    def add(self, c, yb, B):
+        """Append the rows of block ``c`` with their ``yb`` (see :class:`_Pool`)."""
+        self.pools[0].append(c, yb, B)
+
+    def feed(self, drain, max_rows):
+        """Yield once ``(pool, drawn)``: the rows ``drawn`` (positions in
+        ``pool``, a multiple of k, at most ``max_rows``) are the surplus of
+        the pool (all rows when ``drain``), in random order; use them before
+        advancing, the others are then kept. Yields nothing when no row is due."""
+        P, k = self.pools[0], self.k
+        pr = P.n
+        e = pr if drain else max(0, pr - self.R)
+        if not drain and e == 0 and int(P.indptr[pr]) <= self.keep_nnz:
+            return
+        perm = self.rng.permutation(pr)
+        if not drain:
+            lengths = P.indptr[perm + 1] - P.indptr[perm]
+            tail = np.cumsum(lengths[::-1])[::-1]       # nonzeros of perm[i:]
+            fits = tail <= self.keep_nnz
+            e = max(e, int(np.argmax(fits)) if fits.any() else pr)
+            del lengths, tail, fits
+        e = min((e // k) * k, max_rows)
+        if e <= 0:
+            return
+        yield P, perm[:e]
+        P.keep(np.sort(perm[e:]), self.pools[1])
+        self.pools.reverse()
 
 
 def pool_size(shuffle_rows, avg_nnz, longest, k, max_block_rows, max_block_nnz):
@@ -110,43 +158,18 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     avg_start = int(total_steps * AVERAGE_FROM) + 1 if average else total_steps + 2
     y = np.ascontiguousarray(y, np.float64)
     bounds = source.bounds
-    block_rows = np.diff(bounds)
-    max_block_rows = int(block_rows.max())
-    max_block_nnz = int(getattr(source, "max_block_nnz", source.nnz))
-    if longest is None:
-        longest = max_block_nnz
     R = n if shuffle_rows is None else max(1, min(int(shuffle_rows), n))
-    cap_rows, cap_nnz, keep_nnz = pool_size(R, source.nnz / max(n, 1), longest, k,
-                                            max_block_rows, max_block_nnz)
-    pools = [_Pool(cap_rows, cap_nnz), _Pool(cap_rows, cap_nnz)]
 
     rng = np.random.default_rng(params.seed)
+    buf = ShuffleBuffer(source, R, k, longest, rng)
     v, acc, corr, state, viol = new_state(n_features + 1, average, k)
     unreg = bool(params.unreg_bias)
 
     def feed(drain):
-        """Draw rows from the pool (the surplus, or all when draining) and step."""
         nonlocal t
-        P = pools[0]
-        pr = P.n
-        e = pr if drain else max(0, pr - R)
-        if not drain and e == 0 and int(P.indptr[pr]) <= keep_nnz:
-            return
-        perm = rng.permutation(pr)
-        if not drain:
-            lengths = P.indptr[perm + 1] - P.indptr[perm]
-            tail = np.cumsum(lengths[::-1])[::-1]       # nonzeros of perm[i:]
-            fits = tail <= keep_nnz
-            e = max(e, int(np.argmax(fits)) if fits.any() else pr)
-            del lengths, tail, fits
-        e = min((e // k) * k, k * (total_steps - t))
-        if e > 0:
-            t += pegasos_steps(P.indptr, P.indices, P.values, P.y, P.sq, perm[:e], k, t, lam, B,
+        for P, drawn in buf.feed(drain, k * (total_steps - t)):
+            t += pegasos_steps(P.indptr, P.indices, P.values, P.y, P.sq, drawn, k, t, lam, B,
                                unreg, avg_start, v, state, acc, corr, viol)
-        if e == 0:
-            return
-        P.keep(np.sort(perm[e:]), pools[1])
-        pools.reverse()
 
     def objective(w, b):
         return _objective(source, y, w, B, b, lam)
@@ -157,7 +180,7 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     epoch = 0
     for epoch in range(epochs):
         for j, c in source.blocks(rng.permutation(source.n_blocks)):
-            pools[0].append(c, y[bounds[j]:bounds[j + 1]], B)
+            buf.add(c, y[bounds[j]:bounds[j + 1]], B)
             del c
             feed(False)
         feed(True)
