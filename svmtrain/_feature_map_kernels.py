@@ -20,6 +20,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .kernels import kernel_from_dot
+
 ROWS_PER_TASK = 64
 INV_TWO_PI = 1.0 / (2.0 * math.pi)
 TWO_PI_HI = 6.283185307179586          # float64 nearest 2 pi
@@ -61,4 +63,42 @@ def fourier_rows(indptr, indices, values, rows, omega, phases, scale, out):
                         acc[c] += v * omega[j, c]
             for c in range(D):
                 out[r, c] = scale * fast_cos(acc[c])
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def landmark_kernel_rows(indptr, indices, values, rows, F_ptr, F_landmark, F_values, L_sq,
+                         code, gamma, degree, coef0, out):
+    """out[r, c] = K(x_{rows[r]}, landmark c) from sparse rows and the
+    landmarks stored by feature (CSC: feature j's entries are
+    ``F_ptr[j]:F_ptr[j + 1]`` of ``F_landmark`` (landmark numbers) and
+    ``F_values``; features >= len(F_ptr) - 1 occur in no landmark).
+
+    Each stored entry x_j of a row adds x_j times feature j's landmark
+    entries to the row's dot products: O(sum over the row's features of the
+    landmarks having them), no dense copy of the landmarks; the sums run in
+    the order of ``kernels._block``'s. |x|^2 counts every stored value of
+    the row, as ``kernels.sq_norms``. The streamed Nystrom map uses it.
+    """
+    n = rows.shape[0]
+    s = out.shape[1]
+    n_features = F_ptr.shape[0] - 1
+    n_tasks = (n + ROWS_PER_TASK - 1) // ROWS_PER_TASK
+    for task in prange(n_tasks):
+        lo = task * ROWS_PER_TASK
+        hi = min(n, lo + ROWS_PER_TASK)
+        for r in range(lo, hi):
+            i = rows[r]
+            for c in range(s):
+                out[r, c] = 0.0
+            sq = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                v = values[p]
+                sq += v * v
+                j = indices[p]
+                if j < n_features:
+                    for q in range(F_ptr[j], F_ptr[j + 1]):
+                        out[r, F_landmark[q]] += v * F_values[q]
+            for c in range(s):
+                out[r, c] = kernel_from_dot(out[r, c], sq, L_sq[c], code, gamma, degree, coef0)
     return out

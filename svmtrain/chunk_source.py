@@ -53,6 +53,19 @@ def as_source(data):
     return data
 
 
+def take_source_rows(data, rows):
+    """A Chunk of ``rows`` (sorted global row numbers) of ``data``, a Chunk
+    or a chunk source; a source is read only in the blocks holding them."""
+    from .dataset import concat_chunks, take_rows
+    rows = np.ascontiguousarray(rows, np.int64)
+    if isinstance(data, Chunk):
+        return take_rows(data, rows)
+    bounds = data.bounds
+    block = np.searchsorted(bounds, rows, side="right") - 1
+    parts = [take_rows(c, rows[block == j] - bounds[j]) for j, c in data.blocks(np.unique(block))]
+    return concat_chunks(parts) if parts else Chunk.empty()
+
+
 def is_streamed(data):
     """True when ``data`` is a chunk source rather than one in-memory Chunk."""
     return not isinstance(data, Chunk)

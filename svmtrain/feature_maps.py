@@ -25,7 +25,8 @@ import math
 
 import numpy as np
 
-from ._feature_map_kernels import fourier_rows
+from ._feature_map_kernels import fourier_rows, landmark_kernel_rows
+from .chunk_source import take_source_rows
 from .dataset import take_rows
 from .errors import ParameterError
 from .kernels import RBF, Kernel, kernel_matrix, sq_norms
@@ -66,6 +67,10 @@ class FourierMap:
     def n_features(self):
         return self.omega.shape[0]
 
+    def transform_rows(self, chunk, rows, out):
+        """out[:] = z(x) of ``rows`` of ``chunk`` (as :meth:`transform`; no temporaries)."""
+        return self.transform(chunk, rows=rows, out=out)
+
     def transform(self, chunk, rows=None, out=None, dtype=np.float64):
         """float[len(rows), D]: z(x) of ``rows`` (default all) of ``chunk``."""
         rows = np.arange(chunk.n_rows, dtype=np.int64) if rows is None else np.ascontiguousarray(rows, np.int64)
@@ -95,10 +100,11 @@ class NystromMap:
 
     @classmethod
     def draw(cls, data, s, kernel, eig_threshold, rng):
-        """s landmarks drawn uniformly without replacement from the rows of ``data``."""
+        """s landmarks drawn uniformly without replacement from the rows of
+        ``data`` (a Chunk, or a chunk source: then read from its blocks)."""
         s = min(int(s), data.n_rows)
         rows = np.sort(rng.choice(data.n_rows, size=s, replace=False))
-        return cls(take_rows(data, rows), kernel, eig_threshold)
+        return cls(take_source_rows(data, rows), kernel, eig_threshold)
 
     @property
     def dim(self):
@@ -128,13 +134,43 @@ class NystromMap:
                 out[lo:hi] = Kx @ self.projection
         return out
 
+    def transform_rows(self, chunk, rows, out):
+        """out[:] = the rows of V for ``rows`` of ``chunk``, for a few rows at
+        a time: kernel rows from the landmarks stored by feature (no dense
+        copy of them, no row copy), then the projection. Temporaries:
+        len(rows) x (s + d) float64. Equal to :meth:`transform` up to rounding."""
+        rows = np.ascontiguousarray(rows, np.int64)
+        Kx = np.empty((len(rows), self.n_landmarks))
+        if len(rows) and self.n_landmarks:
+            code, gamma, degree, coef0 = self.kernel.params()
+            landmark_kernel_rows(chunk.indptr, chunk.indices, chunk.values, rows, *self.by_feature(),
+                                 self.landmark_sq, code, gamma, degree, coef0, Kx)
+        if out.dtype == np.float64:
+            np.matmul(Kx, self.projection, out=out)
+        else:
+            out[:] = Kx @ self.projection
+        return out
+
+    def by_feature(self):
+        """(F_ptr, F_landmark, F_values): the landmarks as CSC, built once
+        (12 bytes per stored entry + 8 per feature)."""
+        if getattr(self, "_by_feature", None) is None:
+            L = self.landmarks
+            order = np.argsort(L.indices, kind="stable")
+            ptr = np.zeros(L.n_features + 1, np.int64)
+            np.cumsum(np.bincount(L.indices, minlength=L.n_features), out=ptr[1:])
+            owner = np.repeat(np.arange(L.n_rows, dtype=np.int32), np.diff(L.indptr))
+            self._by_feature = (ptr, owner[order], np.ascontiguousarray(L.values[order]))
+        return self._by_feature
+
     def expansion(self, gamma):
         """alpha_S = Q_d D_d^{-1/2} gamma: landmark coefficients of linear weights (d x m)."""
         return self.projection @ np.asarray(gamma, np.float64)
 
 
 def build_map(data, params, n_features, rng):
-    """The feature map of ``params`` (approx, dim, kernel, eig_threshold) fitted on ``data``."""
+    """The feature map of ``params`` (approx, dim, kernel, eig_threshold)
+    fitted on ``data`` (a Chunk or a chunk source)."""
     kernel = Kernel(2 if params.kernel_type is None else params.kernel_type,
                     params.gamma, params.degree, params.coef0).resolved(n_features)
     if params.approx == "fourier":

@@ -61,3 +61,15 @@ def objective(F, y, cost, g, b, lam, Bc=0.0):
     """lambda/2 |gamma_ext|^2 + mean cost_i hinge(y_i (F_i.gamma + Bc gamma_B + b))."""
     scores = F @ g[:F.shape[1]] + Bc * g[F.shape[1]] + b
     return 0.5 * lam * g @ g + np.mean(cost * np.maximum(0.0, 1.0 - y * scores))
+
+
+def kernel(A, B, code, gamma, degree, coef0):
+    """LIBSVM's kernels (-t 0..3) between the rows of dense A and B."""
+    dot = A @ B.T
+    if code == 2:
+        return rbf(A, B, gamma)
+    if code == 1:
+        return (gamma * dot + coef0) ** degree
+    if code == 3:
+        return np.tanh(gamma * dot + coef0)
+    return dot

@@ -100,6 +100,28 @@ def test_nystrom_map_matches_numpy_and_reproduces_landmark_kernel(heart):
     np.testing.assert_allclose(naive.rbf(Xd, Ld, 0.7) @ fmap.expansion(g), got @ g, atol=1e-9)
 
 
+@pytest.mark.parametrize("code", [0, 1, 2, 3])
+def test_landmark_kernel_rows_match_numpy(heart, code):
+    """The streamed Nystrom map's kernel rows (sparse landmarks, scattered
+    rows) against dense NumPy, on drawn rows with a feature the landmarks
+    lack; transform_rows then equals transform."""
+    d = heart.n_features
+    S = take_rows(heart, np.arange(0, 270, 9))
+    L = chunk_from_dense(dense(S, d)[:, :d - 1], S.labels)   # landmarks without the last feature...
+    kern = Kernel(code, 0.3, 2, 0.5)
+    fmap = fm.NystromMap(L, kern, 1e-8)
+    rows = np.array([5, 0, 269, 17, 17], np.int64)
+    Kx = np.empty((len(rows), L.n_rows))
+    from svmtrain._feature_map_kernels import landmark_kernel_rows
+    landmark_kernel_rows(heart.indptr, heart.indices, heart.values, rows, *fmap.by_feature(),
+                         fmap.landmark_sq, *kern.params(), Kx)
+    Xd = dense(heart, d)[rows]                            # ...which the rows have (it counts in |x|^2)
+    want = naive.kernel(Xd, np.c_[dense(L, d - 1), np.zeros(L.n_rows)], code, 0.3, 2, 0.5)
+    np.testing.assert_allclose(Kx, want, rtol=1e-12, atol=1e-12)
+    got = fmap.transform_rows(heart, rows, np.empty((len(rows), fmap.dim)))
+    np.testing.assert_allclose(got, fmap.transform(heart, rows=rows), rtol=1e-10, atol=1e-10)
+
+
 def test_nystrom_drops_small_eigenvalues(heart):
     L = take_rows(heart, np.r_[np.arange(40), np.arange(10)])       # 10 duplicated landmarks
     fmap = fm.NystromMap(L, Kernel(2, 0.2), 1e-8)
