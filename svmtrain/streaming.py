@@ -17,9 +17,11 @@ chunk source (:mod:`svmtrain.chunk_source`), never a file:
 
 * pegasos: :mod:`svmtrain.solvers.stream_pegasos` (shuffle buffer);
 * ocas: :mod:`svmtrain.solvers.ocas` itself, a pass per iteration;
-* dcd: :mod:`svmtrain.solvers.stream_dcd` (block minimization).
+* dcd: :mod:`svmtrain.solvers.stream_dcd` (block minimization);
+* asset: :mod:`svmtrain.solvers.stream_asset` (its feature map built once,
+  Algorithm 1's steps fed by pegasos' shuffle buffer, rows mapped as drawn).
 
-sbp, asset and kernel pegasos (``-t`` other than 0) train in memory only.
+sbp, kernel pegasos (``-t`` other than 0) and asset ``--inner`` train in memory only.
 """
 import contextlib
 import dataclasses
@@ -33,7 +35,8 @@ from .errors import InputFormatError, ParameterError
 from .params import check_params
 
 DEFAULT_MEMORY_LIMIT_MB = 1024
-STREAMED = ("pegasos", "ocas", "dcd")
+STREAMED = ("pegasos", "ocas", "dcd", "asset")
+SHUFFLED = ("pegasos", "asset")     # the solvers with a shuffle buffer
 MIB = 1 << 20
 MIN_BLOCK_BYTES = 64 << 10
 # pass 0: the reader's text blocks are this fraction of the limit (its
@@ -196,8 +199,11 @@ class MemoryPlan:
     state: int
     block_bytes: int
     cut_buffer: int = None          # ocas
-    shuffle_rows: int = None        # pegasos
+    shuffle_rows: int = None        # pegasos, asset
     shuffle_bytes: int = 0
+    map_rows: int = None            # asset: rows mapped to features at a time
+    map_bytes: int = 0
+    setup: int = 0                  # asset: held before the first epoch only (map build, D_G sample)
 
     def describe(self):
         parts = [f"limit {self.limit / MIB:.0f} MB", f"state {self.state / MIB:.1f} MB",
@@ -206,6 +212,8 @@ class MemoryPlan:
             parts.append(f"{self.cut_buffer} cuts")
         if self.shuffle_rows is not None:
             parts.append(f"shuffle buffer {self.shuffle_rows} rows ({self.shuffle_bytes / MIB:.1f} MB)")
+        if self.map_rows is not None:
+            parts.append(f"{self.map_rows} feature rows at a time ({self.map_bytes / MIB:.1f} MB)")
         return ", ".join(parts)
 
 
@@ -218,11 +226,12 @@ def _ocas_cut_bytes(cap, d1):
     return cap * 8 * d1 + 8 * cap * cap + 48 * cap
 
 
-def plan_memory(solver, n, d, params, limit):
-    """The MemoryPlan of ``solver`` on n rows and d features within
-    ``limit`` bytes (before the block layout is known; the shuffle buffer
-    of pegasos is sized by :func:`plan_shuffle`). Raises ParameterError when
-    the limit cannot hold the solver's state and two minimal blocks."""
+def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
+    """The MemoryPlan of ``solver`` on n rows, d features and ``nnz``
+    nonzeros (``n_problems`` binary problems) within ``limit`` bytes (before
+    the block layout is known; the shuffle buffer of pegasos and asset is
+    sized by :func:`plan_shuffle`). Raises ParameterError when the limit
+    cannot hold the solver's state and two minimal blocks."""
     d1 = d + 1
     state = 16 * n                      # labels, y of the current problem
     if solver == "pegasos":
@@ -235,8 +244,16 @@ def plan_memory(solver, n, d, params, limit):
         import numba
         nb = max(1, int(numba.config.NUMBA_NUM_THREADS))
         state += (5 + (nb if nb > 1 else 0)) * 8 * d1 + 43 * n
+    elif solver == "asset":
+        from .solvers.stream_asset import state_bytes
+        kept, setup = state_bytes(n, d, nnz, params, n_problems)
+        state = 8 * n + kept
     free = limit - state
     minimum = state + 4 * MIN_BLOCK_BYTES + (_ocas_cut_bytes(2, d1) if solver == "ocas" else 0)
+    if solver == "asset":
+        # before the first epoch, setup + the two blocks (read for the
+        # landmarks and the D_G sample) fit in what the state leaves
+        minimum += setup
     if free < minimum - state:
         raise _too_small(limit, minimum, f"-s {solver} keeps {state / MIB:.1f} MB of state for "
                          f"{n} rows and {d} features")
@@ -251,16 +268,26 @@ def plan_memory(solver, n, d, params, limit):
     if solver == "dcd":
         # two block buffers + temporaries on a block's first visit (16 bytes per row)
         return MemoryPlan(limit, state, int(max(MIN_BLOCK_BYTES, free / 3)))
+    if solver == "asset":
+        # two block buffers of free/8 each (at most what setup leaves); the
+        # mapped rows a quarter (plan_shuffle), the shuffle buffer the rest
+        return MemoryPlan(limit, state, int(max(MIN_BLOCK_BYTES, min(free / 8, (free - setup) / 2))),
+                          setup=setup)
     # pegasos: two block buffers of free/8 each; the shuffle buffer gets the rest
     return MemoryPlan(limit, state, int(max(MIN_BLOCK_BYTES, free / 8)))
 
 
 def plan_shuffle(plan, source, params, shuffle_rows=None):
-    """Size pegasos' shuffle buffer in ``plan`` for the blocks of ``source``:
-    ``shuffle_rows`` when given (ParameterError when it does not fit), else
-    as many rows as the limit leaves room for (at most n)."""
+    """Size the shuffle buffer (pegasos, asset) in ``plan`` for the blocks
+    of ``source``: ``shuffle_rows`` when given (ParameterError when it does
+    not fit), else as many rows as the limit leaves room for (at most n).
+    For asset, first the block of mapped rows (a quarter of what the state
+    leaves, at least one step's)."""
     from .solvers.stream_pegasos import pool_bytes
     n = source.n_rows
+    if params.solver == "asset":
+        from .solvers.stream_asset import plan_map_rows
+        plan.map_rows, plan.map_bytes = plan_map_rows((plan.limit - plan.state) / 4, params, n)
     k = max(1, min(int(params.batch_size), n))
     avg = source.nnz / max(n, 1)
     mbr = int(np.diff(source.bounds).max())
@@ -268,7 +295,7 @@ def plan_shuffle(plan, source, params, shuffle_rows=None):
     def cost(r):
         return pool_bytes(r, avg, source.longest, k, mbr, source.max_block_nnz)
 
-    room = plan.limit - plan.state - source.buffer_bytes
+    room = plan.limit - plan.state - source.buffer_bytes - plan.map_bytes
     if shuffle_rows is not None:
         r = max(1, min(int(shuffle_rows), n))
         if cost(r) > room:
@@ -277,8 +304,8 @@ def plan_shuffle(plan, source, params, shuffle_rows=None):
                                  "for it (raise --memory-limit or lower --shuffle-buffer)")
     else:
         if cost(1) > room:
-            raise _too_small(plan.limit, plan.state + source.buffer_bytes + cost(1),
-                             "no room is left for pegasos' shuffle buffer")
+            raise _too_small(plan.limit, plan.state + source.buffer_bytes + plan.map_bytes + cost(1),
+                             f"no room is left for {params.solver}'s shuffle buffer")
         lo, hi = 1, n
         while lo < hi:
             mid = (lo + hi + 1) // 2
@@ -331,18 +358,22 @@ def check_streamable(params):
     if params.solver not in STREAMED:
         raise ParameterError(f"-s {params.solver} trains in memory only; --stream works with "
                              f"{', '.join(STREAMED)}")
-    if params.kernel_type not in (None, 0):
+    if params.solver == "asset":
+        from .solvers.stream_asset import check_streamable as check_asset
+        check_asset(params)
+    elif params.kernel_type not in (None, 0):
         raise ParameterError(f"kernel -s {params.solver} (-t {params.kernel_type}) trains in memory "
                              "only; --stream trains linear models")
 
 
 def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None, cache_path=None,
                    chunk_rows=None, read_progress=None, progress=None, log=None, say=None):
-    """Train a linear model on ``train_file`` out of core; see the module docstring.
+    """Train a model on ``train_file`` out of core (linear; for asset its
+    kernel-approximation model); see the module docstring.
 
     ``memory_limit_mb`` (default DEFAULT_MEMORY_LIMIT_MB) bounds the data,
     buffers and solver state (not the interpreter and numba themselves);
-    ``shuffle_buffer`` rows for pegasos (default: what the limit allows);
+    ``shuffle_buffer`` rows for pegasos and asset (default: what the limit allows);
     ``cache_path``: use or build the binary cache there; ``chunk_rows``:
     at most so many rows per block. ``log`` gets the solvers' lines, ``say``
     the notes about the cache and the memory plan. Returns the model; its
@@ -356,8 +387,8 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
     check_streamable(params)
     if shuffle_buffer is not None and shuffle_buffer < 1:
         raise ParameterError(f"--shuffle-buffer must be >= 1 (got {shuffle_buffer})")
-    if shuffle_buffer is not None and params.solver != "pegasos":
-        raise ParameterError("--shuffle-buffer applies to -s pegasos")
+    if shuffle_buffer is not None and params.solver not in SHUFFLED:
+        raise ParameterError("--shuffle-buffer applies to -s pegasos and -s asset")
     mb = DEFAULT_MEMORY_LIMIT_MB if memory_limit_mb is None else float(memory_limit_mb)
     if not (mb > 0 and math.isfinite(mb)):
         raise ParameterError(f"--memory-limit must be > 0 (got {memory_limit_mb})")
@@ -384,9 +415,10 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
         order = label_order(data.labels)
         check_class_weights(params, order)
         d = data.n_features
-        plan = plan_memory(params.solver, n, d, params, limit)
+        problems = _Problems(data.labels, order, params)
+        plan = plan_memory(params.solver, n, d, params, limit, data.nnz, len(problems))
         source = data.source(plan.block_bytes, chunk_rows)
-        if params.solver == "pegasos":
+        if params.solver in SHUFFLED:
             plan_shuffle(plan, source, params, shuffle_buffer)
         if params.solver == "ocas" and plan.cut_buffer < (params.cut_buffer or 2000):
             say(f"--memory-limit leaves room for {plan.cut_buffer} cuts of {d + 1} weights "
@@ -395,8 +427,12 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
         if log is not None:
             log(f"streaming {n} rows in {source.n_blocks} blocks: {plan.describe()}")
         start = time.perf_counter()
-        model = _train_linear(_StreamSolver(params.solver, plan, source.longest), source, order,
-                              _Problems(data.labels, order, params), d, params, progress, log)
+        if params.solver == "asset":
+            from .solvers import stream_asset
+            model = stream_asset.train_model(source, order, problems, d, params, plan, progress, log)
+        else:
+            model = _train_linear(_StreamSolver(params.solver, plan, source.longest), source, order,
+                                  problems, d, params, progress, log)
         finish_model(model, params, n, start)
         model.header += [("stream", True), ("memory_limit", mb), ("stream_blocks", int(source.n_blocks))]
         if plan.shuffle_rows is not None:

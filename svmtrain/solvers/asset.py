@@ -75,7 +75,13 @@ def cache_budget():
 
 
 class Features:
-    """The rows V_i of a feature map over ``data``: cached, or mapped on demand."""
+    """The rows V_i of a feature map over ``data``: cached, or mapped on demand.
+
+    What :func:`fit_asset` asks of its features (also provided by the
+    streamed :class:`svmtrain.solvers.stream_asset.StreamedFeatures`):
+    ``n``, ``dim``, ``cached``, ``note``, ``rows``, ``margins``,
+    ``total_steps`` and ``epoch``.
+    """
 
     def __init__(self, fmap, data, budget=None):
         self.fmap = fmap
@@ -85,12 +91,23 @@ class Features:
         need = self.n * self.dim * np.dtype(FEATURE_DTYPE).itemsize
         self.cached = need <= (cache_budget() if budget is None else budget)
         self.F = fmap.transform(data, dtype=FEATURE_DTYPE) if self.cached else None
+        self.note = "features cached" if self.cached else "features recomputed per block (cache too small)"
 
     def rows(self, rows):
         """float[len(rows), d]: the feature rows of ``rows``."""
         if self.cached:
             return self.F[rows]
         return self.fmap.transform(self.data, rows=rows, dtype=FEATURE_DTYPE)
+
+    def total_steps(self, k, epochs):
+        """Steps of a run of ``epochs``: ceil(n / k) per epoch."""
+        return max(1, math.ceil(self.n / k)) * epochs
+
+    def epoch(self, rng, k, max_steps):
+        """(F, positions, rows) blocks of one epoch's steps: ceil(n / k) steps
+        of k rows drawn i.i.d. (``max_steps`` is never less here)."""
+        draws = rng.integers(0, self.n, size=max(1, math.ceil(self.n / k)) * k)
+        return self.blocks(draws, k)
 
     def blocks(self, draws, k):
         """(F, positions, rows) to run the steps of ``draws`` on, block by block."""
@@ -135,21 +152,23 @@ def _check(params):
         raise ParameterError(f"--approx must be nystrom or fourier (got {params.approx})")
 
 
-def train_model(data, order, problems, n_features, params, progress=None, log=None):
-    """Map once, solve each binary problem on the mapped rows, return the model."""
+def train_model(data, order, problems, n_features, params, progress=None, log=None, features=None):
+    """Map once, solve each binary problem on the mapped rows, return the model.
+    ``features(fmap)`` makes the features object (default :class:`Features`
+    over ``data``); ``data`` may then be a chunk source."""
     params = with_defaults(params, DEFAULTS)
     _check(params)
     n = data.n_rows
     lam = params.resolved_lambda(n)
     rng = np.random.default_rng(params.seed)
     fmap, kernel = build_map(data, params, n_features, rng)
-    feats = Features(fmap, data)
+    feats = Features(fmap, data) if features is None else features(fmap)
     if log is not None:
         what = (f"{fmap.n_landmarks} landmarks, rank {fmap.dim} ({fmap.n_dropped} eigenvalues "
                 f"< {params.eig_threshold:g} dropped)" if isinstance(fmap, NystromMap)
                 else f"{fmap.dim} random Fourier features")
         log(f"asset: {params.approx} map, {what}, kernel {kernel.name} gamma = {kernel.gamma:g}; "
-            f"features {'cached' if feats.cached else 'recomputed per block (cache too small)'}")
+            f"{feats.note}")
     Bc = float(params.bias) if params.bias >= 0 else 0.0
     if params.inner is None:
         results = fit_asset(feats, problems, params, lam, rng, progress=progress)
@@ -190,13 +209,12 @@ def estimate_DG(feats, y_cost, has_b, Bc, rng):
 
 def fit_asset(feats, problems, params, lam, rng, progress=None):
     """Algorithm 1 (or ASSET*) on every problem, in lockstep over shared draws."""
-    n, d, k = feats.n, feats.dim, int(params.batch_size)
+    d, k = feats.dim, int(params.batch_size)
     strong = bool(params.strongly_convex)
     has_b = not strong and params.unreg_bias is not False   # --no-bias turns it off
     Bc = float(params.bias) if params.bias >= 0 else 0.0
     epochs = int(params.epochs)
-    steps_per_epoch = max(1, math.ceil(n / k))
-    total = steps_per_epoch * epochs
+    total = feats.total_steps(k, epochs)
     averaged = bool(params.average) and not strong
     avg_start = int(total * AVERAGE_FROM) + 1 if averaged else total + 2
     runs = []
@@ -208,12 +226,12 @@ def fit_asset(feats, problems, params, lam, rng, progress=None):
         DX = math.sqrt(1.0 / lam + (b_box ** 2 if has_b else 0.0))
         runs.append({"y": y, "cost": cw, "DG": DG, "DX": DX, "b_box": b_box, "step0": DX / DG,
                      "v": np.zeros(d + 1), "T": np.zeros(d + 1), "state": K.new_state(),
-                     "active": True, "prev": math.inf, "epochs": 0, "converged": params.eps is None})
+                     "active": True, "prev": math.inf, "epochs": 0, "steps": 0,
+                     "converged": params.eps is None})
     viol = np.empty(k, np.int64)
     t = 0
     for epoch in range(epochs):
-        draws = rng.integers(0, n, size=steps_per_epoch * k)
-        for F, pos, rows in feats.blocks(draws, k):
+        for F, pos, rows in feats.epoch(rng, k, total - t):
             for run in runs:
                 if not run["active"]:
                     continue
@@ -224,6 +242,7 @@ def fit_asset(feats, problems, params, lam, rng, progress=None):
         for run in runs:
             if run["active"]:
                 run["epochs"] = epoch + 1
+                run["steps"] = t
         if progress is not None:
             progress(epoch + 1, epochs)
         if params.eps is not None:
@@ -240,7 +259,7 @@ def fit_asset(feats, problems, params, lam, rng, progress=None):
                 break
     results = []
     for run in runs:
-        steps = run["epochs"] * steps_per_epoch
+        steps = run["steps"]
         use_avg = averaged and steps >= avg_start
         w, b = current(run, use_avg)
         obj = objective(feats, run["y"], run["cost"], w, Bc, b, lam)
