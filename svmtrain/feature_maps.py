@@ -89,7 +89,16 @@ class NystromMap:
         self.landmarks = landmarks
         self.kernel = kernel
         self.landmark_sq = sq_norms(landmarks.indptr, landmarks.values)
-        K = kernel_matrix(kernel, landmarks, self.landmark_sq, landmarks, self.landmark_sq)
+        self._by_feature = None
+        # K_SS from the landmarks stored by feature (no dense copy of them,
+        # which for many features would be a 32 MB block)
+        s = landmarks.n_rows
+        K = np.empty((s, s))
+        if s:
+            code, gamma, degree, coef0 = kernel.params()
+            landmark_kernel_rows(landmarks.indptr, landmarks.indices, landmarks.values,
+                                 np.arange(s, dtype=np.int64), *self.by_feature(), self.landmark_sq,
+                                 code, gamma, degree, coef0, K)
         K = 0.5 * (K + K.T)
         evals, Q = np.linalg.eigh(K)
         keep = evals >= eig_threshold
@@ -154,7 +163,7 @@ class NystromMap:
     def by_feature(self):
         """(F_ptr, F_landmark, F_values): the landmarks as CSC, built once
         (12 bytes per stored entry + 8 per feature)."""
-        if getattr(self, "_by_feature", None) is None:
+        if self._by_feature is None:
             L = self.landmarks
             order = np.argsort(L.indices, kind="stable")
             ptr = np.zeros(L.n_features + 1, np.int64)

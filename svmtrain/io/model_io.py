@@ -87,9 +87,10 @@ def _write_dense(f, name, a):
     if a.ndim == 1:
         a = a.reshape(-1, 1)
     f.write(f"dense {name} {a.shape[0]} {a.shape[1]}\n")
-    if a.size:
-        f.write("\n".join(" ".join(map(repr, row)) for row in a.tolist()))
-        f.write("\n")
+    # row by row: a whole large matrix as Python floats and one string would
+    # take ~60 bytes per entry (a streamed Fourier model's Omega)
+    for row in (a if a.size else ()):
+        f.write(" ".join(map(repr, row.tolist())) + "\n")
 
 
 def _write_csr(f, name, c):
