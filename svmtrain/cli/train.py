@@ -78,6 +78,11 @@ class _Command(click.Command):
               "LIBSVM's (kernel expansions).")
 @click.option("--record-time", is_flag=True,
               help="Record the training time in the model header (the file then differs between runs).")
+@click.option("--trace", "trace", metavar="FILE", help="Write a CSV row per epoch / outer iteration / check "
+              "(time, updates, objective, gap, training error) to FILE (see README, Traces).")
+@click.option("--trace-test", metavar="TEST", help="Also trace the accuracy on TEST (with --trace).")
+@click.option("--trace-every", type=int, metavar="STEPS",
+              help="With --trace: also a row every STEPS steps within an epoch (pegasos).")
 @click.option("-q", "quiet", is_flag=True, help="Quiet: no progress bars, no summary.")
 @click.argument("train_file")
 @click.argument("model_file", required=False)
@@ -91,7 +96,9 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     from ..params import TrainParams, check_params
 
     cache = options.pop("cache", None)
+    trace = {k: options.pop(k) for k in ("trace", "trace_test", "trace_every")}
     params = check_params(TrainParams(class_weights=dict(class_weights), **options))
+    _check_trace(trace, folds)
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
     if model_file is None and folds is None:
@@ -119,9 +126,16 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
         return
 
     from ..training import train
+    monitor = None
+    if trace["trace"] is not None:
+        from ..trace import Trace
+        test = read_libsvm(trace["trace_test"], chunk_rows=chunk_size) if trace["trace_test"] else None
+        monitor = Trace(data.labels, test=test, steps=trace["trace_every"])
     with Progress(show, f"training ({params.solver})") as bar:
-        model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file))
+        model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file), monitor=monitor)
     _summary(model, data, params, echo)
+    if monitor is not None:
+        monitor.write(trace["trace"])
     if record_time:
         model.header.append(("train_time", round(model.train_time, 6)))
 
@@ -136,6 +150,15 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     else:
         from ..io.model_io import save_model
         save_model(model, model_file)
+
+
+def _check_trace(trace, folds):
+    if trace["trace"] is None and (trace["trace_test"] is not None or trace["trace_every"] is not None):
+        raise ParameterError("--trace-test and --trace-every need --trace FILE")
+    if trace["trace"] is not None and folds is not None:
+        raise ParameterError("--trace does not combine with -v (cross-validation)")
+    if trace["trace_every"] is not None and trace["trace_every"] <= 0:
+        raise ParameterError(f"--trace-every must be > 0 (got {trace['trace_every']})")
 
 
 def _size_of(path):

@@ -60,6 +60,7 @@ from ..errors import ParameterError
 from . import _ocas_kernels as K
 from ._common import margins
 from .base import FitResult, finish_w, kernel_bias
+from ..trace import linear_snapshot
 
 DEFAULT_EPS = 0.01
 DEFAULT_MAX_ITER = 100000
@@ -188,7 +189,7 @@ def _check(X, y, n_features, params, class_cost):
         raise ParameterError(f"class costs must be > 0 (got {class_cost})")
 
 
-def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
     """Train one binary linear SVM (hinge loss) by OCAS; see the module doc."""
     _check(X, y, n_features, params, class_cost)
     nb = _threads_for(params.threads, X.nnz)
@@ -196,7 +197,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     numba.set_num_threads(nb)
     try:
         return _fit(X, np.ascontiguousarray(y, np.float64), n_features, params,
-                    progress, log, class_cost, nb)
+                    progress, log, class_cost, nb, monitor)
     finally:
         numba.set_num_threads(old_threads)
 
@@ -211,7 +212,7 @@ def _threads_for(threads, nnz):
     return max(1, min(want, nnz // MIN_NNZ_PER_THREAD))
 
 
-def _fit(X, y, n_features, params, progress, log, class_cost, nb):
+def _fit(X, y, n_features, params, progress, log, class_cost, nb, monitor=None):
     t0 = time.perf_counter()
     n = X.n_rows
     dim = n_features + 1
@@ -299,6 +300,9 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
             log(_line(it, elapsed, Q_P, Q_D, int(active.sum()), nerr, nv, n))
         if progress is not None:
             progress(it, max_iter)
+        if monitor is not None:
+            monitor(lambda: linear_snapshot(X, y, w_b, 0.0, params.bias, params.resolved_lambda(n), it, it,
+                                            cost=np.where(y > 0, class_cost[0], class_cost[1]), dual=Q_D / (n * C)))
         if gap <= eps * abs(Q_P):
             exit_reason, converged = EXIT_TOLREL, True
         elif gap <= tol_abs:
