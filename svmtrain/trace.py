@@ -13,10 +13,11 @@ kernel) for a call every that many steps as well as at each epoch end.
 With no monitor the solvers do exactly what they did before: no extra
 call, no extra pass, bit-identical models.
 
-:class:`Trace` is the monitor of ``--trace``. Its clock starts when it is
-built; ``elapsed_s`` of a row is the time since then minus the time spent
-in every evaluation so far (building the snapshot included), so it is the
-solver's own time. Each row holds:
+:class:`Trace` is the monitor of ``--trace``. Its clock starts when the
+solver starts (``training.train`` calls ``begin()``, where the model's
+training time starts too); ``elapsed_s`` of a row is the time since then
+minus the time spent in every evaluation so far (building the snapshot
+included), so it is the solver's own time. Each row holds:
 
 * ``class``: the label scored positive (labels[0] for a binary problem,
   the class of a one-vs-rest problem);
@@ -117,12 +118,25 @@ class Trace:
         self.test = test
         self.steps = None if steps is None else int(steps)
         self.rows = []
+        self.begin()
+
+    def begin(self):
+        """Start the clock (again): training.train calls it when the solver starts."""
         self.eval_s = 0.0
         self.start = time.perf_counter()
 
     def __call__(self, snapshot, problem=0):
+        import numba
         t_in = time.perf_counter()
-        s = snapshot()
+        threads = numba.get_num_threads()     # solvers may run on fewer; the evaluation uses all cores
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        try:
+            self._evaluate(snapshot(), problem, t_in)
+        finally:
+            numba.set_num_threads(threads)
+            self.eval_s += time.perf_counter() - t_in
+
+    def _evaluate(self, s, problem, t_in):
         row = {"class": _label(self.order[problem]) if len(self.order) else "",
                "iter": s.iter, "elapsed_s": round(t_in - self.start - self.eval_s, 6),
                "updates": int(s.updates), "kernel_evals": "" if s.kernel_evals is None else int(s.kernel_evals),
@@ -135,7 +149,6 @@ class Trace:
         if self.test is not None and self.test.n_rows:
             row["test_accuracy"] = self._accuracy(s.model.decision_function(self.test)[:, 0], problem)
         self.rows.append(row)
-        self.eval_s += time.perf_counter() - t_in
 
     def _accuracy(self, scores, problem):
         """What svm-predict counts: labels[0] predicted where score > 0, labels[1] elsewhere

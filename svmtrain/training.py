@@ -66,6 +66,8 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
     d = data.n_features if n_features is None else int(n_features)
     problems = list(_binary_problems(data.labels, order, params))
     start = time.perf_counter()
+    if hasattr(monitor, "begin"):
+        monitor.begin()     # a trace's time zero is the solver's start, as train_time's
     if hasattr(solver, "train_model"):
         # kernel and feature-map solvers share work (kernel cache, feature map)
         # across the binary problems, so they run the one-vs-rest loop themselves
