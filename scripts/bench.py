@@ -130,7 +130,8 @@ def bench_file(section, name, train, test, programs, C, workdir):
         try:
             wall, rss, _ = L.timed(prog.command(train, model_path, X.n_features))
         except RuntimeError as e:
-            print(f"  {prog.label}: FAILED {str(e).splitlines()[0]}", flush=True)
+            lines = str(e).splitlines()   # the command, then its output: its last line says why
+            print(f"  {prog.label}: FAILED {lines[0]} {lines[-1] if len(lines) > 1 else ''}", flush=True)
             continue
         model = load(prog, model_path, X.n_features)
         r = dict(section=section, dataset=name, n_train=X.n_rows, program=prog.label, peer=prog.peer, wall_s=wall,

@@ -26,7 +26,7 @@ LIBSVM_PREDICT = "/usr/bin/svm-predict"
 LIBLINEAR_TRAIN = "/usr/bin/liblinear-train"
 SVMOCAS = "/usr/bin/svmocas"
 RESULTS = os.path.join(ROOT, "results")
-SHARED_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
+SHARED_DATA = os.environ.get("SVMTRAIN_SHARED_DATA") or os.path.join(os.path.dirname(ROOT), "shared", "data")
 TEST_BLOCK = 10 ** 6     # first block of a synthetic test file (other rows, same hidden model)
 
 

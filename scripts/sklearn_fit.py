@@ -27,6 +27,8 @@ def main():
     a = ap.parse_args()
     from sklearn.datasets import load_svmlight_file
     X, y = load_svmlight_file(a.train, n_features=a.n_features)
+    if X.nnz < 2 ** 31:   # recent scipy returns int64 indices, which sklearn's SGD and liblinear refuse
+        X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
     if a.kind == "sgd":
         from sklearn.linear_model import SGDClassifier
         lam = a.lam if a.lam is not None else 1.0 / (X.shape[0] * a.C)
