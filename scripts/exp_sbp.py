@@ -71,11 +71,11 @@ def plot(rows, args):
     if lib:
         e = 100 * (1 - lib[0]["test_accuracy"])
         ax1.axhline(e, color="k", ls="--", lw=1, label=f"LIBSVM final ({e:.2f} %)")
-        ax1.plot([lib[0]["kernel_evals"]], [e], "k>", label="LIBSVM, at most 2 #iter n evaluations")
+        ax1.plot([lib[0]["kernel_evals"]], [e], "k>", label="LIBSVM, upper bound (2 x #iter x n evaluations)")
         ax2.plot([lib[0]["elapsed_s"]], [e], "ks", label=f"LIBSVM ({lib[0]['elapsed_s']:.0f} s)")
     for ax in (ax1, ax2):
         ax.set(xscale="log", ylabel="test error on a9a.t (%)")
-        ax.set_ylim(14, 20)
+        ax.set_ylim(14, 25)  # 23.6 %: the majority class (where kernel pegasos starts); spikes above are cut
         ax.legend(fontsize=7)
     ax1.set(xlabel="kernel evaluations", title=f"a9a, RBF gamma={args.gamma:g}, C={args.cost:g}")
     ax2.set(xlabel="training seconds (evaluation excluded)", title="the same against time")
