@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
-.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache bench-dask bench-stream
+.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache \
+	bench-dask bench-stream bench-table bench-all experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,9 +36,15 @@ bench-startup: install
 bench-cache: install
 	$(BIN)/python scripts/bench_cache.py
 
-# svmtrain's linear solvers against liblinear-train and svmocas (a9a + a ~900 MB synthetic file)
+# One table (results/bench.md, .csv): every solver against every installed peer on the same
+# files. BENCH_ARGS for bigger runs, e.g. BENCH_ARGS="--rows 1000000 --test-rows 100000".
+BENCH_ARGS ?=
+bench-table: install
+	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
+
+# svmtrain's linear solvers only
 bench-linear: install
-	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench.py --sections linear $(BENCH_ARGS)
 
 # -s sbp against LIBSVM's /usr/bin/svm-train on a9a (RBF, gamma 0.01, C 100)
 bench-kernel: install
@@ -56,7 +63,25 @@ bench-dask: venv
 bench-stream: install
 	$(BIN)/python scripts/bench_stream.py $(BENCH_STREAM_ARGS)
 
-bench: bench-startup bench-parse bench-linear bench-kernel bench-asset bench-cache bench-dask bench-stream
+bench: bench-startup bench-table
+
+# every benchmark, the per-issue ones at their own (larger) default sizes
+bench-all: bench bench-parse bench-kernel bench-asset bench-cache bench-dask bench-stream
+
+# The papers' experiments: results/NAME.csv and results/NAME.png (PNG with the `plot` extra).
+exp-pegasos: install
+	$(BIN)/python scripts/exp_pegasos.py
+
+exp-runtime-vs-n: install
+	$(BIN)/python scripts/exp_runtime_vs_n.py
+
+exp-sbp: install
+	$(BIN)/python scripts/exp_sbp.py
+
+exp-asset: install
+	$(BIN)/python scripts/exp_asset.py
+
+experiments: exp-pegasos exp-runtime-vs-n exp-sbp exp-asset
 
 # A longer fuzz campaign than the tests run (FUZZ_CASES reader inputs, a seed
 # from the clock unless FUZZ_SEED is given; failing inputs go to results/fuzz-failures/).

@@ -1,195 +1,205 @@
 #!/usr/bin/env python3
-"""Linear solvers against their peers, on the same files, in one run.
+"""Every svmtrain solver against every installed peer, on the same files, in one table.
 
-For each data set, every installed program trains at the same C (no bias):
+Linear section (every data file, the same C, no bias):
 
-    svmtrain -s dcd      vs  liblinear-train -s 3   (LIBLINEAR, L1-loss dual CD)
-    svmtrain -s ocas     vs  svmocas                (same TolRel 0.01)
-    svmtrain -s pegasos      (lambda = 1/(n C))
+    svmtrain -s dcd | -s ocas | -s pegasos       (.venv/bin/svm-train)
+    liblinear-train -s 3                        (/usr/bin/liblinear-train, L1-loss dual CD)
+    svmocas                                     (/usr/bin/svmocas, TolRel 0.01)
+    sklearn SGDClassifier, LinearSVC            (when scikit-learn is importable)
 
-and the table reports wall time, peak RSS (of the process, from GNU time),
-the primal objective 1/2|w|^2 + C sum hinge computed here from each model
-file, its ratio to the best objective, test accuracy when a test file is
-given, iterations where the program reports them, and time ratios
-svmtrain/peer. Our runs come after a warm-up so numba's on-disk cache is
-filled (what every run after a user's first one sees).
+Kernel section (a9a, RBF gamma 0.01, C 100, the SBP and ASSET papers' setting):
 
-    python scripts/bench.py                      # a9a + the ~700 MB synthetic file
-    python scripts/bench.py --rows 100000        # a smaller synthetic file
-    python scripts/bench.py --datasets a9a       # bundled data only
+    LIBSVM /usr/bin/svm-train -c 100 -g 0.01
+    svmtrain -s sbp | -s asset (Nystrom 512, Fourier 2048) | -s pegasos -t 2 (-T --kernel-epochs)
+
+Files: the bundled data (a9a with a9a.t; heart_scale and mushrooms split 80/20),
+../shared/data when present (diabetes_scale, svmguide1, split 80/20) and a
+synthetic train/test pair from scripts/gen_synthetic.py (--rows, --test-rows,
+--features, --nnz). Every program is one process timed from start to exit
+(reading, training, writing its model): wall seconds and peak RSS from GNU
+time. The primal objective lambda/2 |w|^2 + mean hinge at the common lambda =
+1/(n C) and the test accuracy are computed here, by one function each
+(scripts/benchlib.py), from every model file, so they are comparable.
+Ratios: objective / the best objective on that file, wall time and RSS /
+the best peer's (the fastest, the leanest) on that file.
+
+    python scripts/bench.py                               # default sizes (make bench)
+    python scripts/bench.py --rows 1000000 --test-rows 100000   # a ~900 MB synthetic file
+    python scripts/bench.py --sections linear --datasets a9a
 """
 import argparse
-import csv
-import lzma
+import importlib.util
 import os
-import re
-import shutil
-import subprocess
 import sys
-import time
+from dataclasses import dataclass
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-BIN = os.path.dirname(sys.executable)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as L  # noqa: E402
+
+COLUMNS = ["section", "dataset", "n_train", "program", "wall_s", "peak_rss_mb", "objective", "obj_vs_best",
+           "test_acc_pct", "time_vs_best_peer", "rss_vs_best_peer"]
+SPLIT = {"bundled": ["heart_scale", "mushrooms"], "shared": ["diabetes_scale", "svmguide1"]}   # split 80/20
 
 
-def run(cmd):
-    """(wall seconds, combined output) of one command; raises when it fails."""
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    wall = time.perf_counter() - t
-    if proc.returncode:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-2000:]}")
-    return wall, proc.stdout
+@dataclass
+class Program:
+    label: str
+    peer: bool
+    command: object          # (train, model, n_features) -> argv
+    load: str = "model"      # how to read its model: model (svmtrain/LIBLINEAR/LIBSVM file), svmocas, npz
 
 
-def timed(cmd):
-    """(wall seconds, peak RSS in MB, output) of cmd; RSS from GNU time when installed."""
-    if not os.path.exists("/usr/bin/time"):
-        wall, text = run(cmd)
-        return wall, float("nan"), text
-    rss_file = os.path.join(WORKDIR, ".rss")
-    wall, text = run(["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd)
-    with open(rss_file) as f:
-        return wall, int(f.read().split()[-1]) / 1024.0, text
+def linear_programs(C, sklearn):
+    c = repr(C)
+    progs = [Program(f"svmtrain {s}", False, (lambda s: lambda tr, m, d: [L.OURS_TRAIN, "-q", "-s", s, "-c", c, tr, m])(s))
+             for s in ("dcd", "ocas", "pegasos")]
+    if os.path.exists(L.LIBLINEAR_TRAIN):
+        progs.append(Program("liblinear -s 3", True, lambda tr, m, d: [L.LIBLINEAR_TRAIN, "-q", "-s", "3", "-c", c, tr, m]))
+    if os.path.exists(L.SVMOCAS):
+        progs.append(Program("svmocas", True, lambda tr, m, d: [L.SVMOCAS, "-v", "0", "-c", c, tr, m], "svmocas"))
+    if sklearn:
+        fit = os.path.join(L.ROOT, "scripts", "sklearn_fit.py")
+        for kind, name in (("sgd", "SGDClassifier"), ("linearsvc", "LinearSVC")):
+            progs.append(Program(f"sklearn {name}", True, (lambda kind: lambda tr, m, d: [
+                sys.executable, fit, kind, tr, m + ".npz", "--C", c, "--n-features", str(d)])(kind), "npz"))
+    return progs
 
 
-def load_any_model(path, kind, n_features):
-    """A LinearModel from our model file, a LIBLINEAR model, or svmocas's w-then-w0 file."""
+def kernel_programs(C, gamma, epochs):
+    c, g = repr(C), repr(gamma)
+    ours = [L.OURS_TRAIN, "-q", "-c", c, "-g", g]
+    progs = []
+    if os.path.exists(L.LIBSVM_TRAIN):
+        progs.append(Program("LIBSVM svm-train", True, lambda tr, m, d: [L.LIBSVM_TRAIN, "-q", "-c", c, "-g", g, tr, m]))
+    for label, extra in (("svmtrain sbp", ["-s", "sbp"]),
+                         ("svmtrain asset nystrom 512", ["-s", "asset", "-D", "512"]),
+                         ("svmtrain asset fourier 2048", ["-s", "asset", "--approx", "fourier", "-D", "2048"]),
+                         (f"svmtrain pegasos -t 2 -T {epochs}", ["-s", "pegasos", "-t", "2", "-T", str(epochs)])):
+        progs.append(Program(label, False, (lambda extra: lambda tr, m, d: ours + extra + [tr, m])(extra)))
+    return progs
+
+
+def load(prog, path, n_features):
     from svmtrain.io.model_io import load_model
     from svmtrain.model import LinearModel
-    if kind != "svmocas":
-        return load_model(path)
-    w = np.loadtxt(path)
-    W = np.zeros((n_features, 1))
-    W[:min(n_features, len(w) - 1), 0] = w[:-1][:n_features]
-    return LinearModel(labels=[1.0, -1.0], W=W, n_features=n_features, b=[w[-1]])
-
-
-def objective(model, X, y, C):
-    """1/2 |w|^2 + C sum hinge, w and b read from a binary model scoring +1."""
-    scores = model.decision_function(X)[:, 0]
-    if model.labels[0] != 1.0:
-        scores = -scores
-    w = model.W[:, 0]
-    return 0.5 * float(w @ w) + C * float(np.maximum(0.0, 1.0 - y * scores).sum())
-
-
-def iterations(kind, text):
-    """Iterations as the program printed them (None when it printed none)."""
-    if kind == "svmocas":
-        return len(re.findall(r"^\s*\d+: tim=", text, re.M))
-    m = re.search(r"#iter = (\d+)", text)
-    return int(m.group(1)) if m else None
+    if prog.load == "svmocas":      # w (n_features lines) then w0
+        w = np.loadtxt(path).reshape(-1)
+        W = np.zeros(n_features)
+        W[:min(n_features, len(w) - 1)] = w[:-1][:n_features]
+        return LinearModel(labels=[1.0, -1.0], W=W, n_features=n_features, b=[w[-1]])
+    if prog.load == "npz":
+        z = np.load(path + ".npz")
+        W = np.zeros(n_features)
+        W[:min(n_features, len(z["w"]))] = z["w"][:n_features]
+        return LinearModel(labels=z["labels"], W=W, n_features=n_features, b=[float(z["b"])])
+    return load_model(path)
 
 
 def datasets(args):
+    """(name, train, test) of the linear section, plain text in the work folder."""
+    want = args.datasets.split(",")
     out = []
-    if "a9a" in args.datasets:
-        for name in ("a9a", "a9a.t"):
-            plain = os.path.join(WORKDIR, name)
-            if not os.path.exists(plain):
-                with lzma.open(os.path.join(ROOT, "data", name + ".xz")) as src, open(plain, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-        out.append(("a9a", os.path.join(WORKDIR, "a9a"), os.path.join(WORKDIR, "a9a.t")))
-    if "synthetic" in args.datasets:
-        from bench_parse import cached_file   # shared with the parse benchmark: generated once
-        path = str(cached_file(WORKDIR, args.rows, args.features, args.nnz, 1))
-        out.append((os.path.basename(path), path, None))
+    if "a9a" in want:
+        out.append(("a9a", L.plain(L.data_file("a9a.xz"), args.workdir), L.plain(L.data_file("a9a.t.xz"), args.workdir)))
+    known = SPLIT["bundled"] + SPLIT["shared"]
+    names = [n for token in want for n in SPLIT.get(token, [token] if token in known else [])]
+    for name in dict.fromkeys(names):
+        src = L.data_file(name + ".xz")
+        if src is None:
+            print(f"{name}: not bundled and no {L.SHARED_DATA}: left out")
+        else:
+            out.append((name, *L.split(src, args.workdir, name)))
+    if "synthetic" in want:
+        train, test = L.synthetic(args.workdir, args.rows, args.features, args.nnz, args.test_rows)
+        out.append((os.path.basename(train).removesuffix(".svm"), train, test))
     return out
 
 
-def main():
-    global WORKDIR
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", default="a9a,synthetic")
-    ap.add_argument("--solvers", default="dcd,ocas,pegasos")
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--features", type=int, default=200_000)
-    ap.add_argument("--nnz", type=int, default=60)
-    ap.add_argument("-c", "--cost", type=float, default=1.0)
-    ap.add_argument("--workdir", default=os.path.join(ROOT, "bench-data"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "results", "bench"))
-    args = ap.parse_args()
-    WORKDIR = os.path.abspath(args.workdir)
-    os.makedirs(WORKDIR, exist_ok=True)
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+def bench_file(section, name, train, test, programs, C, workdir):
     from svmtrain.io.reader import read_libsvm
-
-    ours = os.path.join(BIN, "svm-train")
-    C = args.cost
-    programs = []   # (label, kind, solver, peer label or None, command builder)
-    solvers = args.solvers.split(",")
-    if "dcd" in solvers:
-        programs.append(("svmtrain dcd", "svmtrain", "dcd", "liblinear -s 3",
-                         lambda tr, m: [ours, "-q", "-s", "dcd", "-c", str(C), tr, m]))
-        if shutil.which("liblinear-train"):
-            programs.append(("liblinear -s 3", "liblinear", None, None,
-                             lambda tr, m: ["liblinear-train", "-s", "3", "-c", str(C), tr, m]))
-    if "ocas" in solvers:
-        programs.append(("svmtrain ocas", "svmtrain", "ocas", "svmocas",
-                         lambda tr, m: [ours, "-s", "ocas", "-c", str(C), tr, m]))
-        if shutil.which("svmocas"):
-            programs.append(("svmocas", "svmocas", None, None,
-                             lambda tr, m: ["svmocas", "-c", str(C), tr, m]))
-    if "pegasos" in solvers:
-        programs.append(("svmtrain pegasos", "svmtrain", "pegasos", None,
-                         lambda tr, m: [ours, "-q", "-s", "pegasos", "-c", str(C), tr, m]))
-
-    # warm numba's cache for every solver of ours
-    for _, kind, solver, _, build in programs:
-        if kind == "svmtrain":
-            run(build(os.path.join(ROOT, "data", "heart_scale.xz"), os.path.join(WORKDIR, "warm.model")))
-
+    X, T = read_libsvm(train), read_libsvm(test)
+    lam = 1.0 / (X.n_rows * C)
     rows = []
-    for name, train_path, test_path in datasets(args):
-        print(f"\n## {name}", flush=True)
-        X = read_libsvm(train_path)
-        y = np.where(X.labels > 0, 1.0, -1.0)
-        T = read_libsvm(test_path) if test_path else None
-        size_mb = os.path.getsize(train_path) / 1e6
-        results = {}
-        for label, kind, solver, peer, build in programs:
-            model_path = os.path.join(WORKDIR, f"{name}.{label.replace(' ', '_')}.model")
-            wall, rss, text = timed(build(train_path, model_path))
-            model = load_any_model(model_path, kind, X.n_features)
-            obj = objective(model, X, y, C)
-            acc = float(np.mean(model.predict(T) == T.labels)) * 100 if T is not None else float("nan")
-            results[label] = dict(dataset=name, program=label, size_mb=size_mb, wall_s=wall, peak_rss_mb=rss,
-                                  objective=obj, test_acc=acc, iterations=iterations(kind, text),
-                                  peer=peer)
-            print(f"  {label:18s} {wall:8.2f} s  {rss:8.0f} MB  obj {obj:.6g}", flush=True)
-        best = min(r["objective"] for r in results.values())
-        for r in results.values():
-            r["obj_ratio"] = r["objective"] / best
-            p = results.get(r["peer"]) if r["peer"] else None
-            r["time_ratio"] = r["wall_s"] / p["wall_s"] if p else float("nan")
-            r["rss_ratio"] = r["peak_rss_mb"] / p["peak_rss_mb"] if p else float("nan")
-            rows.append(r)
-
-    cols = ["dataset", "program", "size_mb", "wall_s", "peak_rss_mb", "objective", "obj_ratio", "test_acc",
-            "iterations", "peer", "time_ratio", "rss_ratio"]
-    with open(args.out + ".csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        w.writerows({k: r.get(k) for k in cols} for r in rows)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    print(f"\n## {section}: {name} ({X.n_rows} rows, {X.n_features} features; lambda = {lam:.4g}, C = {C:g}); "
+          f"load {L.load_average()}", flush=True)
+    for prog in programs:
+        model_path = os.path.join(workdir, f"{name}.{prog.label.replace(' ', '_')}.model")
+        try:
+            wall, rss, _ = L.timed(prog.command(train, model_path, X.n_features))
+        except RuntimeError as e:
+            lines = str(e).splitlines()   # the command, then its output: its last line says why
+            print(f"  {prog.label}: FAILED {lines[0]} {lines[-1] if len(lines) > 1 else ''}", flush=True)
+            continue
+        model = load(prog, model_path, X.n_features)
+        r = dict(section=section, dataset=name, n_train=X.n_rows, program=prog.label, peer=prog.peer, wall_s=wall,
+                 peak_rss_mb=rss, objective=L.objective(model, X, lam), test_acc_pct=100.0 * L.accuracy(model, T))
+        rows.append(r)
+        print(f"  {prog.label:32s} {wall:8.2f} s {rss:8.0f} MB  objective {r['objective']:.6g}  "
+              f"test {r['test_acc_pct']:.2f} %", flush=True)
+    best = min(r["objective"] for r in rows)
+    peers = [r for r in rows if r["peer"]]
     for r in rows:
-        lines.append("| " + " | ".join(_fmt(r.get(k)) for k in cols) + " |")
-    with open(args.out + ".md", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n" + "\n".join(lines))
-    print(f"\nwritten {args.out}.md and {args.out}.csv")
+        r["obj_vs_best"] = r["objective"] / best if best > 0 else float("nan")
+        r["time_vs_best_peer"] = r["wall_s"] / min(p["wall_s"] for p in peers) if peers else float("nan")
+        r["rss_vs_best_peer"] = r["peak_rss_mb"] / min(p["peak_rss_mb"] for p in peers) if peers else float("nan")
+    return rows
 
 
-def _fmt(v):
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return "" if v != v else f"{v:.4g}"
-    return str(v)
+def warm_up(programs, workdir):
+    """Run each of our programs once on a small file: numba compiles (or loads) its code."""
+    heart = L.plain(L.data_file("heart_scale.xz"), workdir)
+    for prog in programs:
+        if not prog.peer:
+            L.run(prog.command(heart, os.path.join(workdir, "warm.model"), 13))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sections", default="linear,kernel")
+    ap.add_argument("--datasets", default="a9a,bundled,shared,synthetic",
+                    help="linear section: a9a, bundled (heart_scale, mushrooms), shared (../shared/data), "
+                    "synthetic, or names")
+    ap.add_argument("--rows", type=int, default=200_000, help="synthetic training rows")
+    ap.add_argument("--test-rows", type=int, default=50_000, help="synthetic test rows")
+    ap.add_argument("--features", type=int, default=200_000)
+    ap.add_argument("--nnz", type=int, default=60, help="synthetic nonzeros per row")
+    ap.add_argument("-c", "--cost", type=float, default=1.0, help="C of the linear section")
+    ap.add_argument("--kernel-C", type=float, default=100.0)
+    ap.add_argument("--kernel-gamma", type=float, default=0.01)
+    ap.add_argument("--kernel-epochs", type=int, default=2, help="-T of kernel Pegasos")
+    ap.add_argument("--no-sklearn", action="store_true")
+    ap.add_argument("--workdir", default=os.path.join(L.ROOT, "bench-data"))
+    ap.add_argument("--out", default=os.path.join(L.RESULTS, "bench"))
+    args = ap.parse_args()
+    args.workdir = os.path.abspath(args.workdir)
+    os.makedirs(args.workdir, exist_ok=True)
+    sklearn = not args.no_sklearn and importlib.util.find_spec("sklearn") is not None
+    if not args.no_sklearn and not sklearn:
+        print("scikit-learn is not importable: its peers are left out")
+    sections = args.sections.split(",")
+    before = L.load_average()
+    rows = []
+    if "linear" in sections:
+        progs = linear_programs(args.cost, sklearn)
+        warm_up(progs, args.workdir)
+        for name, train, test in datasets(args):
+            rows += bench_file("linear", name, train, test, progs, args.cost, args.workdir)
+    if "kernel" in sections:
+        progs = kernel_programs(args.kernel_C, args.kernel_gamma, args.kernel_epochs)
+        warm_up(progs, args.workdir)
+        train, test = L.plain(L.data_file("a9a.xz"), args.workdir), L.plain(L.data_file("a9a.t.xz"), args.workdir)
+        rows += bench_file("kernel", f"a9a rbf g={args.kernel_gamma:g}", train, test, progs, args.kernel_C,
+                           args.workdir)
+    md = L.write_table(rows, COLUMNS, args.out)
+    note = (f"\nLoad average before {before}, after {L.load_average()} ({os.cpu_count()} cores). "
+            "Wall time and peak RSS of whole processes (reading, training, writing the model).\n")
+    with open(args.out + ".md", "a") as f:
+        f.write(note)
+    print("\n" + md + note)
+    print(f"written {args.out}.md and {args.out}.csv")
 
 
 if __name__ == "__main__":

@@ -13,19 +13,14 @@ Acceptance: Nystrom s = 512 >= 84.5 % and Fourier D = 2048 >= 84.3 % on
 a9a.t, each training in at most 0.1x LIBSVM's training wall time.
 """
 import argparse
-import lzma
 import os
-import re
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LIBSVM_TRAIN = "/usr/bin/svm-train"
-LIBSVM_PREDICT = "/usr/bin/svm-predict"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import (LIBSVM_PREDICT, LIBSVM_TRAIN, OURS_PREDICT, OURS_TRAIN, data_file, plain,  # noqa: E402
+                      printed_accuracy as accuracy, run as timed)
 
 # (name, extra svm-train arguments, required accuracy or None)
 CONFIGS = [
@@ -37,32 +32,16 @@ CONFIGS = [
 ]
 
 
-def timed(cmd):
-    t = time.perf_counter()
-    r = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return time.perf_counter() - t, r.stdout
-
-
-def accuracy(text):
-    m = re.search(r"Accuracy = ([0-9.]+)%", text)
-    return float(m.group(1)) / 100.0 if m else float("nan")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=3, help="timed runs of each svmtrain configuration")
     ap.add_argument("--skip-libsvm", action="store_true", help="do not run LIBSVM")
     ap.add_argument("--only", nargs="*", help="names of the configurations to run (default: all)")
     args = ap.parse_args()
-    bindir = os.path.dirname(sys.executable)
-    train_exe, predict_exe = os.path.join(bindir, "svm-train"), os.path.join(bindir, "svm-predict")
+    train_exe, predict_exe = OURS_TRAIN, OURS_PREDICT
     configs = [c for c in CONFIGS if not args.only or c[0] in args.only]
     with tempfile.TemporaryDirectory() as tmp:
-        files = {}
-        for name in ("a9a", "a9a.t"):
-            files[name] = os.path.join(tmp, name)
-            with lzma.open(os.path.join(ROOT, "data", name + ".xz")) as src, open(files[name], "wb") as dst:
-                shutil.copyfileobj(src, dst)
+        files = {name: plain(data_file(name + ".xz"), tmp) for name in ("a9a", "a9a.t")}
         rows = []
         libsvm_time = None
         if not args.skip_libsvm and os.path.exists(LIBSVM_TRAIN):

@@ -8,30 +8,19 @@ is compiled once before the timed runs (a one-time cost, cached on disk).
 Prints a Markdown table with the training-time ratio sbp / LIBSVM.
 """
 import argparse
-import lzma
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LIBSVM_TRAIN = "/usr/bin/svm-train"
-LIBSVM_PREDICT = "/usr/bin/svm-predict"
-
-
-def run(cmd):
-    """(wall seconds, stdout) of a command."""
-    t = time.perf_counter()
-    res = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return time.perf_counter() - t, res.stdout
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import (LIBSVM_PREDICT, LIBSVM_TRAIN, OURS_PREDICT, OURS_TRAIN, data_file, plain,  # noqa: E402
+                      printed_accuracy, run)
 
 
 def accuracy(text):
-    m = re.search(r"Accuracy = ([0-9.]+)%", text)
-    return float(m.group(1)) if m else float("nan")
+    """The printed accuracy in percent."""
+    return 100.0 * printed_accuracy(text)
 
 
 def main():
@@ -40,20 +29,12 @@ def main():
     ap.add_argument("--sbp-args", default="", help="extra svm-train flags for sbp (e.g. '--seed 2')")
     ap.add_argument("--no-libsvm", action="store_true", help="skip LIBSVM even when installed")
     args = ap.parse_args()
-    bindir = os.path.dirname(sys.executable)
-    ours_train = os.path.join(bindir, "svm-train")
-    ours_predict = os.path.join(bindir, "svm-predict")
+    ours_train, ours_predict = OURS_TRAIN, OURS_PREDICT
     have_libsvm = not args.no_libsvm and os.path.exists(LIBSVM_TRAIN) and os.path.exists(LIBSVM_PREDICT)
     with tempfile.TemporaryDirectory() as tmp:
-        train = os.path.join(tmp, "a9a")
-        test = os.path.join(tmp, "a9a.t")
-        for src, dst in ((os.path.join(ROOT, "data", "a9a.xz"), train), (os.path.join(ROOT, "data", "a9a.t.xz"), test)):
-            with lzma.open(src) as fin, open(dst, "wb") as fout:
-                shutil.copyfileobj(fin, fout)
+        train, test = plain(data_file("a9a.xz"), tmp), plain(data_file("a9a.t.xz"), tmp)
         # compile (or load) numba's code once, on a small file
-        heart = os.path.join(tmp, "heart")
-        with lzma.open(os.path.join(ROOT, "data", "heart_scale.xz")) as fin, open(heart, "wb") as fout:
-            shutil.copyfileobj(fin, fout)
+        heart = plain(data_file("heart_scale.xz"), tmp)
         run([ours_train, "-q", "-s", "sbp", heart, os.path.join(tmp, "warm.model")])
 
         sbp_cmd = [ours_train, "-s", "sbp", "-c", "100", "-g", "0.01", *args.sbp_args.split()]

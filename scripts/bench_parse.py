@@ -36,18 +36,19 @@ sys.path.insert(0, str(HERE))
 from gen_synthetic import generate  # noqa: E402
 
 
-def cached_file(workdir, rows, features, nnz, seed, skew=2.0):
+def cached_file(workdir, rows, features, nnz, seed, skew=2.0, first_block=0):
     """Path of the synthetic file for these parameters under ``workdir``,
     generated first when missing (other benchmarks may share it)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    path = workdir / f"synthetic-r{rows}-f{features}-k{nnz:g}-s{seed}-z{skew:g}.svm"
+    tail = f"-b{first_block}" if first_block else ""
+    path = workdir / f"synthetic-r{rows}-f{features}-k{nnz:g}-s{seed}-z{skew:g}{tail}.svm"
     if path.exists():
         print(f"reusing {path}")
     else:
         print(f"generating {path} ...", flush=True)
         t0 = time.perf_counter()
-        generate(path, rows, features, nnz, seed, skew=skew)
+        generate(path, rows, features, nnz, seed, skew=skew, first_block=first_block)
         print(f"  done in {time.perf_counter() - t0:.1f} s")
     return path
 

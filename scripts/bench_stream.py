@@ -173,8 +173,8 @@ def main(argv=None):
                   f"accuracy {acs:.2f}% streamed, {acm:.2f}% in memory; {ws:.1f} s vs {wm:.1f} s"
                   f"{'' if ok else '  <-- NOT MET'}", flush=True)
 
-    print(f"\n| solver | streamed peak RSS | limit + baseline | in-memory peak RSS | "
-          f"accuracy streamed | in memory | time streamed | in memory |")
+    print("\n| solver | streamed peak RSS | limit + baseline | in-memory peak RSS | "
+          "accuracy streamed | in memory | time streamed | in memory |")
     print("|---|---|---|---|---|---|---|---|")
     for solver, rs, base, bound, rm, acs, acm, ws, wm, ok in rows:
         print(f"| {solver} | {rs / MIB:.0f} MB | {args.memory_limit:g} + {base / MIB:.0f} = {bound / MIB:.0f} MB "

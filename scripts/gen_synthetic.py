@@ -97,10 +97,13 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew):
 
 
 def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
-             noise=0.05, compress=None, verbose=False, skew=2.0):
+             noise=0.05, compress=None, verbose=False, skew=2.0, first_block=0):
     """Write the synthetic file to ``path``; return its size in bytes.
 
     ``compress`` is None or "xz" (xz compression is slow: a few MB/s).
+    ``first_block`` numbers the first block of rows: a file with the same
+    seed and another first_block has other rows from the same hidden model
+    (a test set: ``--first-block 1000000``).
     """
     path = os.fspath(path)
     root = np.random.default_rng(np.random.SeedSequence([seed, 0]))
@@ -115,7 +118,7 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
         b = 0
         while done < rows:
             n = min(BLOCK_ROWS, rows - done)
-            rng = np.random.default_rng(np.random.SeedSequence([seed, 1, b]))
+            rng = np.random.default_rng(np.random.SeedSequence([seed, 1, first_block + b]))
             text = _block_text(rng, w, n, features, nnz_per_row, noise, skew)
             f.write(memoryview(text))
             done += n
@@ -139,13 +142,16 @@ def main(argv=None):
     ap.add_argument("--skew", type=float, default=2.0,
                     help="index = features * u**skew, u uniform: 1 = uniform indices")
     ap.add_argument("--compress", choices=["xz"], default=None)
+    ap.add_argument("--first-block", type=int, default=0,
+                    help="number of the first block of rows: another value gives other rows of the same model "
+                    "(a test set)")
     ap.add_argument("--output", "-o", required=True)
     a = ap.parse_args(argv)
     if a.features < 1 or a.features > 2**31 - 1:
         ap.error("--features must be in 1..2147483647")
     t0 = time.perf_counter()
     size = generate(a.output, a.rows, a.features, a.nnz_per_row, a.seed, a.noise,
-                    a.compress, verbose=True, skew=a.skew)
+                    a.compress, verbose=True, skew=a.skew, first_block=a.first_block)
     print(f"wrote {a.output}: {size / 1e6:.1f} MB in {time.perf_counter() - t0:.1f} s")
 
 

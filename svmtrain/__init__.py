@@ -18,10 +18,11 @@ __version__ = "0.1.0"
 __all__ = ["train", "predict", "read_libsvm", "iter_chunks", "load_model", "save_model", "TrainParams"]
 
 
-def train(data, params=None, **options):
+def train(data, params=None, monitor=None, **options):
     """Train on ``data`` (a path or a Chunk); ``options`` are TrainParams fields.
 
-    Returns a LinearModel that predicts the original labels.
+    Returns a model that predicts the original labels. ``monitor``: e.g. a
+    :class:`svmtrain.trace.Trace`, which collects the ``--trace`` rows.
     """
     from .params import TrainParams
     from .training import train as _train
@@ -29,7 +30,7 @@ def train(data, params=None, **options):
         params = TrainParams(**options)
     elif options:
         raise TypeError("give either params or keyword options, not both")
-    return _train(data, params)
+    return _train(data, params, monitor=monitor)
 
 
 def predict(data, model):

@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .kernels import LINEAR, POLYNOMIAL, RBF, SIGMOID, sq_norms
+from .kernels import POLYNOMIAL, RBF, SIGMOID, sq_norms
 
 # rows of the data are processed in blocks of this many per thread task
 ROW_BLOCK = 256

@@ -379,7 +379,6 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
     the notes about the cache and the memory plan. Returns the model; its
     ``stream_plan`` is the MemoryPlan used.
     """
-    from .model import LinearModel  # noqa: F401 (the model kind streamed runs make)
     from .solvers import get_solver
     from .solvers.base import with_defaults
     from .training import _train_linear, check_class_weights, finish_model, label_order, magnitude_error

@@ -13,7 +13,7 @@ from .errors import InputFormatError, ParameterError, SvmtrainError
 from .model import LinearModel
 from .params import check_params
 from .solvers import get_solver
-from .solvers.base import with_defaults
+from .solvers.base import for_problem, with_defaults
 
 
 def label_order(labels):
@@ -49,14 +49,15 @@ def check_class_weights(params, order):
         raise ParameterError(f"-w names label(s) not in the training data: {', '.join(f'{u:g}' for u in sorted(unknown))}")
 
 
-def train(data, params, progress=None, log=None, n_features=None, source=None):
+def train(data, params, progress=None, log=None, n_features=None, source=None, monitor=None):
     """Train a model on ``data`` (a Chunk, or a path read with the fast reader).
 
     Two distinct labels give one binary model, more give one-vs-rest. The
     returned model predicts the original labels, and its numbers are all
     finite (otherwise SvmtrainError). ``n_features`` overrides the dimension
     (the largest index in ``data`` otherwise); ``source`` names the data in
-    error messages.
+    error messages. ``monitor`` (e.g. a :class:`svmtrain.trace.Trace`) is
+    handed to the solver (see svmtrain/trace.py).
     """
     check_params(params)
     if not isinstance(data, Chunk):
@@ -74,12 +75,15 @@ def train(data, params, progress=None, log=None, n_features=None, source=None):
     d = data.n_features if n_features is None else int(n_features)
     problems = list(_binary_problems(data.labels, order, params))
     start = time.perf_counter()
+    if hasattr(monitor, "begin"):
+        monitor.begin()     # a trace's time zero is the solver's start, as train_time's
     if hasattr(solver, "train_model"):
         # kernel and feature-map solvers share work (kernel cache, feature map)
         # across the binary problems, so they run the one-vs-rest loop themselves
-        model = solver.train_model(data, order, problems, d, params, progress=progress, log=log)
+        kw = {} if monitor is None else {"monitor": monitor}
+        model = solver.train_model(data, order, problems, d, params, progress=progress, log=log, **kw)
     else:
-        model = _train_linear(solver, data, order, problems, d, params, progress, log)
+        model = _train_linear(solver, data, order, problems, d, params, progress, log, monitor)
     return finish_model(model, params, data.n_rows, start)
 
 
@@ -126,14 +130,15 @@ def split_progress(progress, j, n_problems):
     return lambda done, total: progress(j * total + done, n_problems * total)
 
 
-def _train_linear(solver, data, order, problems, d, params, progress, log):
+def _train_linear(solver, data, order, problems, d, params, progress, log, monitor=None):
     """One solver.fit per binary problem; the weight columns make a LinearModel."""
     results = []
     for j, (y, cost) in enumerate(problems):
         if log is not None and len(problems) > 1:
             log(f"class {order[j]:g} vs rest")
+        kw = {} if monitor is None else {"monitor": for_problem(monitor, j)}
         results.append(solver.fit(data, y, d, params, progress=split_progress(progress, j, len(problems)),
-                                  log=log, class_cost=cost))
+                                  log=log, class_cost=cost, **kw))
     return linear_model(order, results, d, params)
 
 

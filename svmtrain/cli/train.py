@@ -1,6 +1,5 @@
 """svm-train: read a LIBSVM/SVMlight file, train, write a model."""
 import os
-import sys
 
 import click
 
@@ -93,6 +92,11 @@ class _Command(click.Command):
               "a directory or a list file of partitions).")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Dask scheduler address (--engine dask; default: a local cluster, one worker per core).")
+@click.option("--trace", "trace", metavar="FILE", help="Write a CSV row per epoch / outer iteration / check "
+              "(time, updates, objective, gap, training error) to FILE (see README, Traces).")
+@click.option("--trace-test", metavar="TEST", help="Also trace the accuracy on TEST (with --trace).")
+@click.option("--trace-every", type=int, metavar="STEPS",
+              help="With --trace: also a row every STEPS steps within an epoch (pegasos).")
 @click.option("-q", "quiet", is_flag=True, help="Quiet: no progress bars, no summary.")
 @click.argument("train_file")
 @click.argument("model_file", required=False)
@@ -108,9 +112,11 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     cache = options.pop("cache", None)
     stream = {k: options.pop(k) for k in ("stream", "memory_limit", "shuffle_buffer")}
     engine, scheduler = options.pop("engine"), options.pop("scheduler")
+    trace = {k: options.pop(k) for k in ("trace", "trace_test", "trace_every")}
     params = check_params(TrainParams(class_weights=dict(class_weights), **options))
     if scheduler and engine != "dask":
         raise ParameterError("--scheduler needs --engine dask")
+    _check_trace(trace, folds)
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
     if model_file is None and folds is None:
@@ -124,6 +130,8 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     streamed = stream["stream"] or stream["memory_limit"] is not None
     if not streamed and stream["shuffle_buffer"] is not None:
         raise ParameterError("--shuffle-buffer applies to --stream")
+    if trace["trace"] is not None and (streamed or engine == "dask"):
+        raise ParameterError("--trace traces in-memory training; it cannot be combined with --stream or --engine dask")
     if engine == "dask":
         if streamed:
             raise ParameterError("--stream trains on this machine; it cannot be combined with --engine dask")
@@ -154,9 +162,17 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
         return
 
     from ..training import train
+    monitor = None
+    if trace["trace"] is not None:
+        from ..trace import Trace
+        test = read_libsvm(trace["trace_test"], chunk_rows=chunk_size) if trace["trace_test"] else None
+        monitor = Trace(data.labels, test=test, steps=trace["trace_every"])
     with Progress(show, f"training ({params.solver})") as bar:
-        model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file))
+        model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file),
+                      monitor=monitor)
     _finish(model, params, echo, record_time, model_file, model_format)
+    if monitor is not None:
+        monitor.write(trace["trace"])
 
 
 def _finish(model, params, echo, record_time, model_file, model_format):
@@ -199,6 +215,15 @@ def _train_streamed(train_file, cache, chunk_size, params, stream, show, echo):
     finally:
         for bar in bars:
             bar.close()
+
+
+def _check_trace(trace, folds):
+    if trace["trace"] is None and (trace["trace_test"] is not None or trace["trace_every"] is not None):
+        raise ParameterError("--trace-test and --trace-every need --trace FILE")
+    if trace["trace"] is not None and folds is not None:
+        raise ParameterError("--trace does not combine with -v (cross-validation)")
+    if trace["trace_every"] is not None and trace["trace_every"] <= 0:
+        raise ParameterError(f"--trace-every must be > 0 (got {trace['trace_every']})")
 
 
 def _size_of(path):

@@ -40,7 +40,7 @@ from ..dataset import Chunk
 from ..errors import ParameterError
 from ..feature_maps import FourierMap, FourierModel, NystromMap, build_map
 from . import _asset_kernels as K
-from .base import FitResult, with_defaults
+from .base import FitResult, for_problem, with_defaults
 
 # Measured on a9a (RBF, C = 100; tables in the README): test accuracy stops
 # improving after ~5 epochs; averaging from rho = 0.5 is as good as later starts
@@ -132,12 +132,38 @@ class Features:
 
     def as_chunk(self, labels):
         """The rows as a dense-in-CSR Chunk (float64), for the linear solvers."""
-        F = self.F if self.cached else self.fmap.transform(self.data, dtype=np.float64)
-        n, d = F.shape
-        return Chunk(labels=np.asarray(labels, np.float64), indptr=np.arange(n + 1, dtype=np.int64) * d,
-                     indices=np.tile(np.arange(d, dtype=np.int32), n),
-                     values=np.ascontiguousarray(F, np.float64).reshape(-1),
-                     qid=np.zeros(n, np.int64))
+        return dense_chunk(self.F if self.cached else self.fmap.transform(self.data, dtype=np.float64), labels)
+
+
+def dense_chunk(F, labels):
+    """The rows of the dense matrix F as a Chunk (every entry stored)."""
+    n, d = F.shape
+    return Chunk(labels=np.asarray(labels, np.float64), indptr=np.arange(n + 1, dtype=np.int64) * d,
+                 indices=np.tile(np.arange(d, dtype=np.int32), n),
+                 values=np.ascontiguousarray(F, np.float64).reshape(-1),
+                 qid=np.zeros(n, np.int64))
+
+
+class Mapped:
+    """A linear model over the mapped rows that scores raw rows (for svmtrain.trace)."""
+
+    def __init__(self, fmap, model):
+        self.fmap, self.model = fmap, model
+
+    def decision_function(self, chunk):
+        return self.model.decision_function(dense_chunk(self.fmap.transform(chunk), chunk.labels))
+
+
+def _mapped_monitor(monitor, fmap):
+    """A monitor for the inner solver whose snapshots score raw rows (through ``fmap``)."""
+    def mapped(snapshot, problem=0):
+        def snap():
+            s = snapshot()
+            s.model = Mapped(fmap, s.model)
+            return s
+        monitor(snap, problem=problem)
+    mapped.steps = getattr(monitor, "steps", None)
+    return mapped
 
 
 def _check(params):
@@ -152,7 +178,8 @@ def _check(params):
         raise ParameterError(f"--approx must be nystrom or fourier (got {params.approx})")
 
 
-def train_model(data, order, problems, n_features, params, progress=None, log=None, features=None):
+def train_model(data, order, problems, n_features, params, progress=None, log=None, monitor=None,
+                features=None):
     """Map once, solve each binary problem on the mapped rows, return the model.
     ``features(fmap)`` makes the features object (default :class:`Features`
     over ``data``); ``data`` may then be a chunk source."""
@@ -171,9 +198,9 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
             f"{feats.note}")
     Bc = float(params.bias) if params.bias >= 0 else 0.0
     if params.inner is None:
-        results = fit_asset(feats, problems, params, lam, rng, progress=progress)
+        results = fit_asset(feats, problems, params, lam, rng, progress=progress, monitor=monitor)
     else:
-        results = _fit_inner(feats, problems, params, progress, log)
+        results = _fit_inner(feats, problems, params, progress, log, monitor)
     d = fmap.dim
     W = np.zeros((d, len(problems)))
     b = np.zeros(len(problems))
@@ -207,7 +234,7 @@ def estimate_DG(feats, y_cost, has_b, Bc, rng):
     return math.sqrt(max(DG2, 1e-300)), math.sqrt(float(sq.max()))
 
 
-def fit_asset(feats, problems, params, lam, rng, progress=None):
+def fit_asset(feats, problems, params, lam, rng, progress=None, monitor=None):
     """Algorithm 1 (or ASSET*) on every problem, in lockstep over shared draws."""
     d, k = feats.dim, int(params.batch_size)
     strong = bool(params.strongly_convex)
@@ -245,6 +272,10 @@ def fit_asset(feats, problems, params, lam, rng, progress=None):
                 run["steps"] = t
         if progress is not None:
             progress(epoch + 1, epochs)
+        for j, run in enumerate(runs if monitor is not None else ()):
+            if run["active"]:
+                monitor(lambda: _snapshot(feats, run, averaged and t >= avg_start, Bc, params.bias, lam, epoch + 1, t),
+                        problem=j)
         if params.eps is not None:
             for run in runs:
                 if not run["active"]:
@@ -280,13 +311,24 @@ def current(run, averaged):
     return run["v"] * st[K.SCALE], float(st[K.BIAS])
 
 
+def _snapshot(feats, run, averaged, Bc, bias, lam, epochs, steps):
+    """The trace's Snapshot of ``run``'s current model."""
+    from ..model import LinearModel
+    from ..trace import Snapshot
+    w, b = current(run, averaged)
+    d = feats.dim
+    model = LinearModel(labels=[1.0, -1.0], W=w if bias >= 0 else w[:d], n_features=d, bias=bias, b=[b])
+    return Snapshot(iter=epochs, updates=steps, lam=lam, y=run["y"], cost=run["cost"], scores=feats.margins(w, Bc, b),
+                    norm2=float(w @ w), model=Mapped(feats.fmap, model))
+
+
 def objective(feats, y, cost, w, Bc, b, lam):
     """lambda/2 |w_ext|^2 + 1/n sum_i cost_i hinge(y_i (V_i.w + Bc w_B + b))."""
     scores = feats.margins(np.ascontiguousarray(w, np.float64), Bc, b)
     return 0.5 * lam * float(w @ w) + K.hinge_sum(y, cost, scores) / max(feats.n, 1)
 
 
-def _fit_inner(feats, problems, params, progress, log):
+def _fit_inner(feats, problems, params, progress, log, monitor=None):
     """--inner pegasos|dcd: that solver's fit on the mapped rows (dense rows in CSR)."""
     from ..training import split_progress
     from . import dcd, pegasos
@@ -294,6 +336,7 @@ def _fit_inner(feats, problems, params, progress, log):
     X = feats.as_chunk(problems[0][0])
     out = []
     for j, (y, cost) in enumerate(problems):
+        kw = {} if monitor is None else {"monitor": for_problem(_mapped_monitor(monitor, feats.fmap), j)}
         out.append(solver.fit(X, y, feats.dim, params, progress=split_progress(progress, j, len(problems)),
-                              log=None, class_cost=cost))
+                              log=None, class_cost=cost, **kw))
     return out

@@ -25,6 +25,12 @@ are given ``B = 0.0`` and ``w[n_features]`` stays 0. The returned
 ``FitResult.w`` already has that last entry dropped when ``bias < 0``.
 ``-R`` (``params.unreg_bias``) asks for an unregularised bias ``b``
 returned separately; solvers that cannot do it raise ParameterError.
+
+``monitor``, when given (``--trace``), is called at each epoch / outer
+iteration boundary as ``monitor(snapshot)`` with a function returning a
+:class:`svmtrain.trace.Snapshot` of the current model; solvers with their
+own one-vs-rest loop (``train_model``) call ``monitor(snapshot, problem=j)``.
+Without a monitor a solver does no extra work (svmtrain/trace.py).
 """
 import dataclasses
 from dataclasses import dataclass, field
@@ -52,6 +58,23 @@ def kernel_bias(params):
 def finish_w(w_ext, params):
     """Drop the constant-feature weight when the model has no -B bias."""
     return w_ext if params.bias >= 0 else w_ext[:-1].copy()
+
+
+def segment_steps(monitor, steps_per_epoch):
+    """Steps between monitor calls within an epoch: ``monitor.steps`` when set, else the whole epoch."""
+    every = getattr(monitor, "steps", None) if monitor is not None else None
+    return max(1, min(int(every), steps_per_epoch)) if every else steps_per_epoch
+
+
+def for_problem(monitor, problem):
+    """``monitor`` bound to binary problem ``problem`` (called as ``m(snapshot)``; keeps ``steps``)."""
+    if monitor is None:
+        return None
+
+    def bound(snapshot):
+        monitor(snapshot, problem=problem)
+    bound.steps = getattr(monitor, "steps", None)
+    return bound
 
 
 def with_defaults(params, defaults):

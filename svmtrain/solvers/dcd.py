@@ -21,6 +21,7 @@ from ..errors import ParameterError
 from . import _dcd_kernels as K
 from ._common import LOSS_CODES, loss_sum, margins, row_sqnorms
 from .base import FitResult, finish_w, kernel_bias
+from ..trace import linear_snapshot
 
 DEFAULT_EPS = 0.1
 DEFAULT_MAX_ITER = 1000
@@ -54,7 +55,7 @@ def dual_box(params, class_cost, n):
     return C, Cp, Cn, math.inf, math.inf, 0.5 / Cp, 0.5 / Cn
 
 
-def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
     """Train one binary problem (y in {+1, -1}); see the module docstring.
 
     FitResult: ``w`` (length n_features, or n_features + 1 with -B),
@@ -92,20 +93,25 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     rng = np.random.default_rng(params.seed)
     rstate = np.array([rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)], np.uint64)
 
-    steps = max_iter if progress is None else 1
+    steps = max_iter if progress is None and monitor is None else 1
     status = K.RUNNING if n else K.CONVERGED
+    visits = 0
     while status == K.RUNNING:
+        visits += int(istate[K.ACTIVE])     # rows the next outer iteration visits (monitor's count)
         status = K.dcd_run(indptr, indices, values, y, B, U_pos, U_neg, D_pos, D_neg, QD,
                            eps, max_iter, steps, w, alpha, index, istate, fstate, rstate)
         if progress is not None:
             progress(int(istate[K.ITER]), max_iter)
+        if monitor is not None:
+            monitor(lambda: linear_snapshot(X, y, w, 0.0, params.bias, params.resolved_lambda(n), int(istate[K.ITER]),
+                                            visits, cost=np.where(y > 0, float(class_cost[0]), float(class_cost[1])), loss=params.loss,
+                                            dual=_dual(w, y, alpha, D_pos, D_neg)[0] / (n * C)))
     n_iter = int(istate[K.ITER])
     converged = status == K.CONVERGED
 
     # objectives
     ww = float(w @ w)
-    sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg)
-    dual = sa - 0.5 * (ww + sq)
+    dual, n_sv = _dual(w, y, alpha, D_pos, D_neg)
     scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
     cost = np.where(y > 0, Cp, Cn)
     primal_C = 0.5 * ww + loss_sum(y, scores, LOSS_CODES[params.loss], cost)
@@ -119,3 +125,9 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
             "n_iter": n_iter, "C": C}
     return FitResult(w=finish_w(w, params), b=0.0, n_iter=n_iter, objective=objective,
                      converged=converged, info=info)
+
+
+def _dual(w, y, alpha, D_pos, D_neg):
+    """(C-form dual value sum alpha - 1/2 alpha^T Qbar alpha, number of support vectors)."""
+    sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg)
+    return sa - 0.5 * (float(w @ w) + sq), n_sv

@@ -20,14 +20,14 @@ from ..kernel_cache import KernelCache
 from ..kernel_model import KernelModel
 from ..kernels import Kernel
 from . import _kernel_pegasos_kernels as K
-from .base import FitResult
+from .base import FitResult, for_problem, segment_steps
 from .sbp import threads
 
 DEFAULTS = {"kernel_type": 2, "epochs": 10, "average": True, "threads": 1}
 AVERAGE_FROM = 0.5   # average the iterates of the last half of the run
 
 
-def train_model(data, order, problems, n_features, params, progress=None, log=None):
+def train_model(data, order, problems, n_features, params, progress=None, log=None, monitor=None):
     """One kernel Pegasos run per binary problem over a shared kernel cache; returns a KernelModel."""
     for _, cost in problems:
         if tuple(cost) != (1.0, 1.0):
@@ -48,7 +48,8 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
             report = None
             if progress is not None:
                 report = (lambda c: lambda done, total: progress(c * total + done, len(problems) * total))(c)
-            res = _fit(np.ascontiguousarray(y, np.float64), cache, params, rng, report, log)
+            mon = for_problem(monitor, c)
+            res = _fit(np.ascontiguousarray(y, np.float64), cache, params, rng, report, log, mon)
             results.append(res)
             coefs.append(res.w)
         A = np.stack(coefs, axis=1)
@@ -64,7 +65,7 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
         return model
 
 
-def _fit(y, cache, params, rng, progress, log):
+def _fit(y, cache, params, rng, progress, log, monitor=None):
     n = len(y)
     lam = params.resolved_lambda(n)
     k = int(params.batch_size)
@@ -81,11 +82,18 @@ def _fit(y, cache, params, rng, progress, log):
     rows = 0
     prev_obj = math.inf
     converged = params.eps is None
+    every = segment_steps(monitor, steps_per_epoch)
     for epoch in range(epochs):
         draws = rng.integers(0, n, size=(steps_per_epoch, k))
-        rows += K.kpegasos_steps(draws, t, lam, bool(params.unreg_bias), avg_start, K.FOLD_BELOW, y, v, beta, r, rbeta,
-                                 acc_v, acc_beta, state, *args)
-        t += steps_per_epoch
+        for lo in range(0, steps_per_epoch, every):
+            part = draws[lo:lo + every]
+            rows += K.kpegasos_steps(part, t, lam, bool(params.unreg_bias), avg_start, K.FOLD_BELOW, y, v, beta, r,
+                                     rbeta, acc_v, acc_beta, state, *args)
+            t += len(part)
+            if monitor is not None:
+                monitor(lambda: _snapshot(_current(v, beta, r, rbeta, acc_v, acc_beta, state,
+                                                   params.average and state[K.S_NAVG] > 0),
+                                          y, cache, lam, t / steps_per_epoch, t, rows))
         # re-derive |w|^2 exactly once per epoch (the loop tracks it incrementally)
         state[K.S_NORM2] = K.norm2_from_responses(beta, v, state[K.S_SCALE])
         if progress is not None:
@@ -114,6 +122,14 @@ def _current(v, beta, r, rbeta, acc_v, acc_beta, state, averaged):
         return (acc_v + om * v - r) / m, (acc_beta + om * beta - rbeta) / m, float(state[K.S_BSUM] / m)
     s = state[K.S_SCALE]
     return s * v, s * beta, float(state[K.S_BIAS])
+
+
+def _snapshot(current, y, cache, lam, epochs, steps, rows):
+    """The trace's Snapshot of the model (responses, coefficients, b) = ``current``."""
+    from ..trace import kernel_snapshot
+    c, coef, b = current
+    return kernel_snapshot(cache.X, cache.kernel, coef, b, y, c + b, max(float(coef @ c), 0.0), lam, epochs, steps,
+                           rows * len(y))
 
 
 def _objective(c, coef, b, y, lam):

@@ -65,6 +65,7 @@ from ..errors import ParameterError
 from . import _ocas_kernels as K
 from ._common import margins
 from .base import FitResult, finish_w, kernel_bias
+from ..trace import linear_snapshot
 
 DEFAULT_EPS = 0.01
 DEFAULT_MAX_ITER = 100000
@@ -198,25 +199,36 @@ def _check(X, y, n_features, params, class_cost):
         raise ValueError("feature index beyond n_features")
 
 
-def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
     """Train one binary linear SVM (hinge loss) by OCAS; see the module doc.
 
     ``X`` is a Chunk or a chunk source (:mod:`svmtrain.chunk_source`); from a
     source each iteration reads every block once for the outputs and the
     blocks holding a row of the next cut (both passes are needed in memory
     as well); the per-row state (outputs, violator flags, line-search
-    scratch) stays in memory, 42 bytes per row, plus y.
+    scratch) stays in memory, 42 bytes per row, plus y. ``monitor`` (in
+    memory only) is called after every iteration (svmtrain.trace).
     """
     _check(X, y, n_features, params, class_cost)
+    y = np.ascontiguousarray(y, np.float64)
+    on_iteration = None if monitor is None else _trace_iterations(monitor, X, y, params, class_cost)
     X = as_source(X)
     nb = _threads_for(params.threads, getattr(X, "max_block_nnz", X.nnz))
     old_threads = numba.get_num_threads()
     numba.set_num_threads(nb)
     try:
-        return _fit(X, np.ascontiguousarray(y, np.float64), n_features, params,
-                    progress, log, class_cost, nb)
+        return _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration)
     finally:
         numba.set_num_threads(old_threads)
+
+
+def _trace_iterations(monitor, X, y, params, class_cost):
+    """The ``on_iteration`` of ``solve`` that hands ``monitor`` a snapshot of w_b."""
+    lam, cost = params.resolved_lambda(X.n_rows), np.where(y > 0, class_cost[0], class_cost[1])
+
+    def on_iteration(w_b, it, Q_D):
+        monitor(lambda: linear_snapshot(X, y, w_b, 0.0, params.bias, lam, it, it, cost=cost, dual=Q_D * lam))
+    return on_iteration
 
 
 def _threads_for(threads, nnz):
@@ -312,7 +324,7 @@ class LocalData:
         return a_new
 
 
-def _fit(X, y, n_features, params, progress, log, class_cost, nb):
+def _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration=None):
     t0 = time.perf_counter()
     n = X.n_rows
     dim = n_features + 1
@@ -323,12 +335,13 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb):
                                "history": [], "exit": EXIT_EMPTY})
     cw = np.where(y > 0, C * float(class_cost[0]), C * float(class_cost[1]))
     data = LocalData(X, y, cw, kernel_bias(params), dim, nb)
-    return solve(data, n, dim, params, progress, log, nb, t0)
+    return solve(data, n, dim, params, progress, log, nb, t0, on_iteration)
 
 
-def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None):
+def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_iteration=None):
     """The OCAS (or cutting-plane) master loop over ``data``, a LocalData or
     any object with its methods (line_search, loss_at_end, move, cut).
+    ``on_iteration(w_b, it, Q_D)``, if given, is called after every iteration.
 
     ``n`` rows (n > 0), weight vectors of length ``dim``; ``nb`` blocks for
     the O(k dim) kernels of the cut buffer. Returns a FitResult whose
@@ -394,6 +407,8 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None):
             log(_line(it, elapsed, Q_P, Q_D, int(active.sum()), nerr, nv, n))
         if progress is not None:
             progress(it, max_iter)
+        if on_iteration is not None:
+            on_iteration(w_b, it, Q_D)
         if gap <= eps * abs(Q_P):
             exit_reason, converged = EXIT_TOLREL, True
         elif gap <= tol_abs:

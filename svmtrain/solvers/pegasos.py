@@ -14,13 +14,14 @@ import numpy as np
 from ..errors import ParameterError
 from ._common import primal_objective, row_sqnorms
 from ._pegasos_kernels import A, BIAS, B_SUM, N_AVG, pegasos_steps, _flush_average
-from .base import FitResult, finish_w, kernel_bias, with_defaults
+from .base import FitResult, finish_w, kernel_bias, segment_steps, with_defaults
+from ..trace import linear_snapshot
 
 DEFAULTS = {"epochs": 30, "average": True}
 AVERAGE_FROM = 0.5   # average the iterates of the last half of the run
 
 
-def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
     """Train one binary Pegasos model; see the module docstring.
 
     Guarantees: the returned w satisfies |w| <= 1/sqrt(lambda); the result
@@ -46,10 +47,15 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     def objective(w, b):
         return primal_objective(X, y, w, B, b, lam)
 
+    every = segment_steps(monitor, steps_per_epoch)
     for epoch in range(epochs):
         draws = rng.integers(0, n, size=steps_per_epoch * k)
-        t += pegasos_steps(X.indptr, X.indices, X.values, y, sqnorm, draws, k, t, lam, B,
-                           bool(params.unreg_bias), avg_start, v, state, acc, corr, viol)
+        for lo in range(0, steps_per_epoch, every):
+            t += pegasos_steps(X.indptr, X.indices, X.values, y, sqnorm, draws[lo * k:(lo + every) * k], k, t,
+                               lam, B, bool(params.unreg_bias), avg_start, v, state, acc, corr, viol)
+            if monitor is not None:
+                monitor(lambda: linear_snapshot(X, y, *_current(v, state, acc, corr, average and t >= avg_start),
+                                                params.bias, lam, t / steps_per_epoch, t))
         stop, prev_obj = end_epoch(epoch, progress, params, log, prev_obj, objective,
                                    lambda: _current(v, state, acc, corr, average and t >= avg_start))
         if stop:

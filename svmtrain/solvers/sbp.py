@@ -59,7 +59,7 @@ from ..kernel_cache import KernelCache
 from ..kernel_model import KernelModel
 from ..kernels import Kernel, kernel_matrix, sq_norms
 from . import _sbp_kernels as K
-from .base import FitResult
+from .base import FitResult, for_problem
 
 DEFAULTS = {"kernel_type": 2, "eps": 0.01, "threads": 1}
 BATCH = 16              # most points per basin and step (see batch_size)
@@ -80,10 +80,10 @@ def uses_bias(params):
     return params.unreg_bias is not False
 
 
-def train_model(data, order, problems, n_features, params, progress=None, log=None):
+def train_model(data, order, problems, n_features, params, progress=None, log=None, monitor=None):
     """One SBP run per binary problem over a shared kernel cache; returns a KernelModel."""
     with threads(params):
-        return _train_model(data, order, problems, n_features, params, progress, log)
+        return _train_model(data, order, problems, n_features, params, progress, log, monitor)
 
 
 @contextlib.contextmanager
@@ -98,7 +98,7 @@ def threads(params):
         numba.set_num_threads(old)
 
 
-def _train_model(data, order, problems, n_features, params, progress, log):
+def _train_model(data, order, problems, n_features, params, progress, log, monitor=None):
     for _, cost in problems:
         if tuple(cost) != (1.0, 1.0):
             raise ParameterError("-w (class weights) is not supported by -s sbp")
@@ -144,7 +144,8 @@ def _train_model(data, order, problems, n_features, params, progress, log):
             nus.append(float("nan"))
             continue
         nu = params.nu if params.nu is not None else pilot_nu(X, y[:n], kernel, params, bias, rng, log)
-        res, alpha = _fit(X, y, n, kernel, cache, nu, bias, max_kii, params, rng, report, log)
+        mon = for_problem(monitor, c)
+        res, alpha = _fit(X, y, n, kernel, cache, nu, bias, max_kii, params, rng, report, log, mon)
         results.append(res)
         alphas.append(alpha)
         nus.append(nu)
@@ -195,7 +196,7 @@ def row_budget(params, n):
     return int(max(AUTO_EPOCHS * n, 4 * min_rows(n)))
 
 
-def _fit(X, y, n, kernel, cache, nu, bias, max_kii, params, rng, progress, log):
+def _fit(X, y, n, kernel, cache, nu, bias, max_kii, params, rng, progress, log, monitor=None):
     """One binary SBP run; returns (FitResult, coefficients over the n training rows, y folded in)."""
     n_all = X.n_rows
     B = batch_size(n)
@@ -249,6 +250,8 @@ def _fit(X, y, n, kernel, cache, nu, bias, max_kii, params, rng, progress, log):
             stopped = settled and flips < eps * n
         if log is not None:
             log(msg)
+        if monitor is not None:
+            monitor(lambda: _snapshot(X, y[:n], kernel, state, a, ra, acc_a, c_avg[:n], b, gam, params, n_all))
     if holdout and best is not None:
         v, r, acc_c, a, ra, acc_a, state = best
     # the averaged iterate, rescaled so that its water level (margin) is 1
@@ -262,16 +265,29 @@ def _fit(X, y, n, kernel, cache, nu, bias, max_kii, params, rng, progress, log):
         converged = False
         if log is not None:
             log(f"WARNING: the averaged margin is {gam:.3g} <= 0; the model is not rescaled")
-    coef = alpha * y[:n] * scale
-    margins = (c_avg[:n] + y[:n] * b) * scale
-    b *= scale
-    norm2 = max(float(alpha @ c_avg[:n]), 0.0) * scale * scale
+    coef, margins, b, norm2 = _scaled(alpha, c_avg[:n], y[:n], b, scale)
     hinge = np.maximum(0.0, 1.0 - margins)
     objective = 0.5 * params.resolved_lambda(n) * norm2 + float(hinge.mean())
     info = {"nu": nu, "n_sv": int(np.count_nonzero(alpha)), "margin": gam, "rows": int(state[K.S_ROWS]),
             "steps": int(state[K.S_STEP]), "submerged": k, "batch": B}
     return FitResult(w=coef, b=float(b), n_iter=int(state[K.S_STEP]), objective=objective,
                      converged=converged, info=info), coef
+
+
+def _scaled(alpha, c, y, b, scale):
+    """(coefficients, margins y_i f(x_i), b, |w|^2) of the averaged iterate rescaled by ``scale``."""
+    return alpha * y * scale, (c + y * b) * scale, b * scale, max(float(alpha @ c), 0.0) * scale * scale
+
+
+def _snapshot(X, y, kernel, state, a, ra, acc_a, c, b, gam, params, n_all):
+    """The trace's Snapshot of the model a stop at this check would give (the rescaled average)."""
+    from ..trace import kernel_snapshot
+    n = len(y)
+    alpha = np.empty(n)
+    K.averaged(a, ra, acc_a, state[K.S_OMEGA], state[K.S_WEIGHT], alpha)
+    coef, margins, b, norm2 = _scaled(alpha, c, y, b, 1.0 / gam if gam > 0 else 1.0)
+    return kernel_snapshot(X, kernel, coef, b, y, y * margins, norm2, params.resolved_lambda(n),
+                           state[K.S_ROWS] / n, int(state[K.S_STEP]), int(state[K.S_ROWS]) * n_all)
 
 
 def _level(c, idx_all, idx_pos, idx_neg, volume, bias, rs):
