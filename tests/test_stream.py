@@ -238,6 +238,7 @@ def test_cli_stream_multiclass_and_cache(tmp_path):
     (["--memory-limit", "0.05"], "--memory-limit 0.05 MB is too small"),
     (["-s", "sbp", "--stream"], "-s sbp trains in memory only"),
     (["-s", "asset", "--inner", "dcd", "--stream"], "--inner dcd trains ASSET in memory only"),
+    (["-s", "asset", "-D", "512", "--memory-limit", "4"], "--memory-limit 4 MB is too small: -s asset keeps"),
     (["--shuffle-buffer", "100"], "--shuffle-buffer applies to --stream"),
     (["-s", "dcd", "--stream", "--shuffle-buffer", "100"], "--shuffle-buffer applies to -s pegasos"),
     (["-s", "pegasos", "--memory-limit", "2", "--shuffle-buffer", "30000"], "--shuffle-buffer 30000 needs"),
