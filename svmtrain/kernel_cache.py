@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .kernels import POLYNOMIAL, RBF, SIGMOID, sq_norms
+from .kernels import RBF, kernel_from_dot, sq_norms
 
 # rows of the data are processed in blocks of this many per thread task
 ROW_BLOCK = 256
@@ -78,11 +78,7 @@ def _kval(dot, sq_i, sq_j, code, gamma, degree, coef0, squarings):
         if d2 < 0.0:
             d2 = 0.0
         return exp_neg(-gamma * d2, squarings)
-    if code == POLYNOMIAL:
-        return (gamma * dot + coef0) ** degree
-    if code == SIGMOID:
-        return np.tanh(gamma * dot + coef0)
-    return dot
+    return kernel_from_dot(dot, sq_i, sq_j, code, gamma, degree, coef0)
 
 
 @njit(cache=True, nogil=True)
