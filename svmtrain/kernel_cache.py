@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .kernels import RBF, kernel_from_dot, sq_norms
+from .kernels import RBF, densify_rows, kernel_from_dot, sq_norms
 
 # rows of the data are processed in blocks of this many per thread task
 ROW_BLOCK = 256
@@ -79,21 +79,6 @@ def _kval(dot, sq_i, sq_j, code, gamma, degree, coef0, squarings):
             d2 = 0.0
         return exp_neg(-gamma * d2, squarings)
     return kernel_from_dot(dot, sq_i, sq_j, code, gamma, degree, coef0)
-
-
-@njit(cache=True, nogil=True)
-def densify_batch(indptr, indices, values, js, D):
-    """D[f, b] = feature f of row js[b] (features beyond D's height are dropped)."""
-    d = D.shape[0]
-    for f in range(d):
-        for b in range(js.shape[0]):
-            D[f, b] = 0.0
-    for b in range(js.shape[0]):
-        j = js[b]
-        for p in range(indptr[j], indptr[j + 1]):
-            f = indices[p]
-            if f < d:
-                D[f, b] = values[p]
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=True)
@@ -189,7 +174,7 @@ def fetch(js, indptr, indices, values, sq, code, gamma, degree, coef0, squarings
         sq_b = np.empty(n_miss)
         for q in range(n_miss):
             sq_b[q] = sq[miss_rows[q]]
-        densify_batch(indptr, indices, values, miss_rows[:n_miss], D)
+        densify_rows(indptr, indices, values, miss_rows[:n_miss], D.shape[0], D[:, :n_miss])
         rows_into(indptr, indices, values, sq, D, sq_b, n_miss, code, gamma, degree, coef0, squarings,
                   M, miss_slots[:n_miss])
     return n_miss

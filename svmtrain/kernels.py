@@ -71,7 +71,7 @@ def kernel_from_dot(dot, sq_u, sq_v, code, gamma, degree, coef0):
 
 
 @njit(cache=True, nogil=True)
-def _densify(indptr, indices, values, rows, n_features, dense):
+def densify_rows(indptr, indices, values, rows, n_features, dense):
     """dense[j, c] = value of feature j in row rows[c] (features >= n_features dropped)."""
     dense[:] = 0.0
     for c in range(rows.shape[0]):
@@ -116,7 +116,7 @@ def kernel_matrix(kernel, X, X_sq, Y, Y_sq, rows=None, out=None):
     for lo in range(0, len(rows), step):
         block = rows[lo:lo + step]
         dense = np.empty((d, len(block)))
-        _densify(Y.indptr, Y.indices, Y.values, block, d, dense)
+        densify_rows(Y.indptr, Y.indices, Y.values, block, d, dense)
         _block(X.indptr, X.indices, X.values, X_sq, dense, Y_sq[block], d,
                code, gamma, degree, coef0, out[:, lo:lo + len(block)])
     return out
