@@ -206,7 +206,9 @@ def test_dcd_first_iteration_extremes_against_numpy():
     PG = np.where(alpha == 0.0, np.minimum(G, 0.0), np.where(alpha == U, np.maximum(G, 0.0), G))
     fstate = np.array([np.inf, -np.inf, 0.0, 0.0])
     istate = np.array([n, 0], np.int64)
-    K.dcd_run(indptr, indices, values, y, 0.0, U, U, 0.0, 0.0, QD, -1.0, 3, 3, w, alpha,
+    state = K.new_state(y, QD)
+    state[:, 0] = alpha
+    K.dcd_run(indptr, indices, values, 0.0, U, U, 0.0, 0.0, state, -1.0, 3, 3, w,
               np.arange(n, dtype=np.int64), istate, fstate, np.array([7], np.uint64))
     assert istate[K.ITER] == 3
     assert fstate[K.FIRST_PGMAX] == PG.max()

@@ -86,11 +86,16 @@ def save_model(model, path):
 def _write_dense(f, name, a):
     if a.ndim == 1:
         a = a.reshape(-1, 1)
-    f.write(f"dense {name} {a.shape[0]} {a.shape[1]}\n")
-    # row by row: a whole large matrix as Python floats and one string would
-    # take ~60 bytes per entry (a streamed Fourier model's Omega)
-    for row in (a if a.size else ()):
-        f.write(" ".join(map(repr, row.tolist())) + "\n")
+    rows, cols = a.shape
+    f.write(f"dense {name} {rows} {cols}\n")
+    # a block of rows at a time: a whole large matrix as Python floats and
+    # one string would take ~60 bytes per entry (a streamed Fourier model's
+    # Omega); one row at a time is slow for a tall weight vector
+    step = max(1, (1 << 16) // max(cols, 1))
+    for lo in range(0, rows if a.size else 0, step):
+        vals = list(map(repr, a[lo:lo + step].ravel().tolist()))
+        lines = vals if cols == 1 else [" ".join(vals[k:k + cols]) for k in range(0, len(vals), cols)]
+        f.write("\n".join(lines) + "\n")
 
 
 def _write_csr(f, name, c):

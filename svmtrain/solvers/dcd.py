@@ -84,9 +84,11 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     B = kernel_bias(params)
 
     w = np.zeros(n_features + 1, np.float64)
-    alpha = np.zeros(n, np.float64)
     QD = row_sqnorms(indptr, values, B)
     QD += np.where(y > 0, D_pos, D_neg)
+    state = K.new_state(y, QD)
+    alpha = state[:, 0]
+    del QD
     index = np.arange(n, dtype=np.int64)
     istate = np.array([n, 0], np.int64)
     fstate = np.array([np.inf, -np.inf], np.float64)
@@ -98,8 +100,8 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     visits = 0
     while status == K.RUNNING:
         visits += int(istate[K.ACTIVE])     # rows the next outer iteration visits (monitor's count)
-        status = K.dcd_run(indptr, indices, values, y, B, U_pos, U_neg, D_pos, D_neg, QD,
-                           eps, max_iter, steps, w, alpha, index, istate, fstate, rstate)
+        status = K.dcd_run(indptr, indices, values, B, U_pos, U_neg, D_pos, D_neg, state,
+                           eps, max_iter, steps, w, index, istate, fstate, rstate)
         if progress is not None:
             progress(int(istate[K.ITER]), max_iter)
         if monitor is not None:

@@ -39,7 +39,7 @@ from .dcd import check_params, dual_box
 def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
     """Train one binary problem (y in {+1, -1}, n-sized, in memory) from the
     chunk ``source``; see the module docstring. Memory beyond the blocks:
-    w (d + 1 floats), alpha, QD and the index (24 bytes per row) and, on a
+    w (d + 1 floats), the (alpha, y QD) state and the index (24 bytes per row) and, on a
     block's first visit, 16 bytes per row of the block."""
     eps, max_iter = check_params(params, class_cost)
     y = np.ascontiguousarray(y, np.float64)
@@ -47,8 +47,8 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     C, Cp, Cn, U_pos, U_neg, D_pos, D_neg = dual_box(params, class_cost, n)
     B = kernel_bias(params)
     w = np.zeros(n_features + 1, np.float64)
-    alpha = np.zeros(n, np.float64)
-    QD = np.empty(n, np.float64)          # |x_i|^2 + D_ii, filled on a block's first visit
+    state = np.zeros((n, 2), np.float64)  # (alpha, y_i (|x_i|^2 + D_ii)), the latter filled on a block's first visit
+    alpha = state[:, 0]
     index = np.empty(n, np.int64)         # per block: its rows (local numbers), active ones first
     bounds = source.bounds
     sizes = np.diff(bounds)
@@ -70,8 +70,9 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
             r0, r1 = bounds[j], bounds[j + 1]
             yb = y[r0:r1]
             if not seen[j]:
-                QD[r0:r1] = row_sqnorms(c.indptr, c.values, B)
-                QD[r0:r1] += np.where(yb > 0, D_pos, D_neg)
+                QD = row_sqnorms(c.indptr, c.values, B) + np.where(yb > 0, D_pos, D_neg)
+                state[r0:r1] = K.new_state(yb, QD)
+                del QD
                 index[r0:r1] = np.arange(r1 - r0)
                 seen[j] = True
             istate[:] = (active[j], 0)
@@ -79,8 +80,8 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
             rstate[0] = rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)
             # one iteration over the block's active rows; eps -1: the kernel
             # never declares the block converged (the test below is global)
-            K.dcd_run(c.indptr, c.indices, c.values, yb, B, U_pos, U_neg, D_pos, D_neg, QD[r0:r1],
-                      -1.0, 1, 1, w, alpha[r0:r1], index[r0:r1], istate, fstate, rstate)
+            K.dcd_run(c.indptr, c.indices, c.values, B, U_pos, U_neg, D_pos, D_neg, state[r0:r1],
+                      -1.0, 1, 1, w, index[r0:r1], istate, fstate, rstate)
             active[j] = istate[K.ACTIVE]
             pgmax = max(pgmax, fstate[K.FIRST_PGMAX])
             pgmin = min(pgmin, fstate[K.FIRST_PGMIN])
