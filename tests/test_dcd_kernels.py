@@ -76,3 +76,7 @@ def test_new_state_keeps_the_label_in_the_sign_even_for_zero_diagonals():
     assert state.shape == (4, 2) and not state[:, 0].any()
     np.testing.assert_array_equal(np.abs(state[:, 1]), QD)
     np.testing.assert_array_equal(np.copysign(1.0, state[:, 1]), y)
+    out = np.full((6, 2), 7.0)
+    K.new_state(y, QD, out=out[1:5])
+    np.testing.assert_array_equal(out[1:5], state)
+    assert (out[0] == 7.0).all() and (out[5] == 7.0).all()

@@ -124,12 +124,12 @@ def _prefetch_row(indptr, indices, values, j):
         q += 64 // indices.itemsize
 
 
-def new_state(y, QD):
+def new_state(y, QD, out=None):
     """The (n, 2) per-row state of ``dcd_run`` for labels ``y`` (+1 / -1)
-    and diagonal ``QD`` (>= 0) with every alpha 0: ``state[:, 0]`` is alpha
-    (a writable view of it is the dual solution), ``state[:, 1]`` is
-    y_i * QD_i, whose sign is y_i even where QD_i is 0."""
-    state = np.empty((len(y), 2), np.float64)
+    and diagonal ``QD`` (>= 0) with every alpha 0, in ``out`` when given:
+    ``state[:, 0]`` is alpha (a writable view of it is the dual solution),
+    ``state[:, 1]`` is y_i * QD_i, whose sign is y_i even where QD_i is 0."""
+    state = np.empty((len(y), 2), np.float64) if out is None else out
     state[:, 0] = 0.0
     state[:, 1] = np.copysign(QD, y)
     return state

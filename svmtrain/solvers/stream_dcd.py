@@ -39,8 +39,8 @@ from .dcd import check_params, dual_box
 def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
     """Train one binary problem (y in {+1, -1}, n-sized, in memory) from the
     chunk ``source``; see the module docstring. Memory beyond the blocks:
-    w (d + 1 floats), the (alpha, y QD) state and the index (24 bytes per row) and, on a
-    block's first visit, 16 bytes per row of the block."""
+    w (d + 1 floats), the (alpha, y QD) state and the index (24 bytes per
+    row) and, on a block's first visit, 16 bytes per row of the block."""
     eps, max_iter = check_params(params, class_cost)
     y = np.ascontiguousarray(y, np.float64)
     n = source.n_rows
@@ -70,8 +70,9 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
             r0, r1 = bounds[j], bounds[j + 1]
             yb = y[r0:r1]
             if not seen[j]:
-                QD = row_sqnorms(c.indptr, c.values, B) + np.where(yb > 0, D_pos, D_neg)
-                state[r0:r1] = K.new_state(yb, QD)
+                QD = row_sqnorms(c.indptr, c.values, B)
+                QD += np.where(yb > 0, D_pos, D_neg)
+                K.new_state(yb, QD, out=state[r0:r1])
                 del QD
                 index[r0:r1] = np.arange(r1 - r0)
                 seen[j] = True
