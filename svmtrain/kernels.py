@@ -34,10 +34,10 @@ class Kernel:
         return NAMES[self.code]
 
     def resolved(self, n_features):
-        """This kernel with gamma defaulted to 1 / n_features (LIBSVM's rule)."""
-        if self.gamma is not None:
-            return self
-        return Kernel(self.code, 1.0 / max(n_features, 1), self.degree, self.coef0)
+        """This kernel with LIBSVM's defaults for what is None: gamma 1 / n_features,
+        degree 3, coef0 0."""
+        return Kernel(self.code, 1.0 / max(n_features, 1) if self.gamma is None else self.gamma,
+                      3 if self.degree is None else self.degree, 0.0 if self.coef0 is None else self.coef0)
 
     def params(self):
         """(code, gamma, degree, coef0) as the numba kernels take them."""

@@ -36,8 +36,8 @@ class TrainParams:
     # kernels (LIBSVM's flags) -- sbp, kernel pegasos, asset
     kernel_type: int = None     # -t: 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (solver default when None)
     gamma: float = None         # -g (1/n_features when None)
-    degree: int = 3             # -d
-    coef0: float = 0.0          # -r
+    degree: int = None          # -d (3 when None, as LIBSVM)
+    coef0: float = None         # -r (0 when None)
     cache_mb: float = 200.0     # -m: kernel row cache, MB
     nu: float = None            # --nu (sbp; derived from C or lambda when None)
     holdout: float = None       # --holdout FRACTION (sbp: stop when held-out error stops improving)
@@ -120,8 +120,20 @@ def _check_solver(p):
         raise ParameterError(f"unknown solver '{p.solver}'; known solvers: {', '.join(SOLVERS)}")
 
 
+def _check_kernel_options(p):
+    """Kernel options with a solver that trains linear models only would be ignored: refuse them."""
+    from .solvers import KERNEL_SOLVERS
+    given = [flag for flag, v in (("-t", p.kernel_type not in (None, 0)), ("-g", p.gamma is not None),
+                                  ("-d", p.degree is not None), ("-r", p.coef0 is not None)) if v]
+    if given and p.solver not in KERNEL_SOLVERS:
+        raise ParameterError(f"{'/'.join(given)} {'is a kernel option' if len(given) == 1 else 'are kernel options'}"
+                             f"; -s {p.solver} trains linear models only: use -s sbp or -s asset "
+                             "(or -s pegasos -t 2) for a kernel model")
+
+
 CONSTRAINTS = [
     _check_solver,
+    _check_kernel_options,
     _check_exclusive,
     _positive("lam", "-l"),
     _positive("C", "-c"),

@@ -13,7 +13,7 @@ from .errors import InputFormatError, ParameterError, SvmtrainError
 from .model import LinearModel
 from .params import check_params
 from .solvers import get_solver
-from .solvers.base import for_problem, with_defaults
+from .solvers.base import for_problem, split_progress, with_defaults
 
 
 def label_order(labels):
@@ -121,13 +121,6 @@ def magnitude_error(source, row, value):
     return InputFormatError(source, None, f"data row {row + 1} has a feature value of magnitude "
                             f"{abs(value):.3g}: squared norms overflow; "
                             "scale the features (e.g. with svm-scale)")
-
-
-def split_progress(progress, j, n_problems):
-    """A progress callback for problem j of n that reports on the whole run."""
-    if progress is None:
-        return None
-    return lambda done, total: progress(j * total + done, n_problems * total)
 
 
 def _train_linear(solver, data, order, problems, d, params, progress, log, monitor=None):

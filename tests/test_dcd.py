@@ -144,7 +144,7 @@ def test_same_seed_bit_identical_and_progress(a9a):
     p = TrainParams(solver="dcd", C=1.0, seed=7)
     calls = []
     r1 = dcd.fit(X, y, d, p)
-    r2 = dcd.fit(X, y, d, p, progress=lambda done, total: calls.append((done, total)))
+    r2 = dcd.fit(X, y, d, p, progress=lambda done, total, status=None: calls.append((done, total)))
     assert np.array_equal(r1.w, r2.w) and r1.n_iter == r2.n_iter
     assert calls == [(k, 1000) for k in range(1, r1.n_iter + 1)]
     r3 = dcd.fit(X, y, d, TrainParams(solver="dcd", C=1.0, seed=8))

@@ -130,7 +130,7 @@ def test_a9a_objective_bounds_and_accuracy(a9a, a9a_test):
     F_lib, w_lib = a9a.liblinear()
     lines, prog = [], []
     res = ocas.fit(a9a.X, a9a.y, a9a.d, TrainParams(solver="ocas", C=1.0, threads=1),
-                   progress=lambda d, t: prog.append((d, t)), log=lines.append)
+                   progress=lambda d, t, status=None: prog.append((d, t)), log=lines.append)
     assert res.converged and res.info["exit"] == "TolRel"
     assert res.info["gap_rel"] <= 0.01
     F = a9a.primal(res.w)

@@ -34,6 +34,14 @@ def handle_errors(prog):
                    "SVMTRAIN_DEBUG=1 shows the traceback)", 1)
 
 
+def parse_foreign(prog, translate, args, command):
+    """``translate(args, command)`` (svmtrain.cli.foreign), or exit 2 with its one-line refusal."""
+    try:
+        return translate(args, command)
+    except SvmtrainError as e:
+        _die(prog, str(e), 2)
+
+
 def _die(prog, message, code):
     click.echo(f"{prog}: {message}", err=True)
     sys.exit(code)

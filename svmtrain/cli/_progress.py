@@ -1,6 +1,9 @@
 """tqdm progress bars on stderr, shown only to a person at a terminal."""
 import sys
 
+# a bar appears only once its work has taken this long: short runs stay silent
+DELAY_S = 0.5
+
 
 class Progress:
     """A bar that is a no-op unless enabled (stderr is a tty and not -q)."""
@@ -10,16 +13,19 @@ class Progress:
         if enabled:
             from tqdm import tqdm
             self.bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale,
-                            file=sys.stderr, leave=False, dynamic_ncols=True)
+                            file=sys.stderr, leave=False, dynamic_ncols=True, delay=DELAY_S)
 
     def advance(self, n):
         if self.bar is not None:
             self.bar.update(n)
 
-    def set_to(self, done, total):
+    def set_to(self, done, total, status=None):
+        """Show ``done`` of ``total``; ``status`` (e.g. the duality gap) beside the bar."""
         if self.bar is not None:
             self.bar.total = total
             self.bar.n = done
+            if status is not None:
+                self.bar.set_postfix_str(status, refresh=False)
             self.bar.refresh()
 
     def close(self):

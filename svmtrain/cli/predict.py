@@ -5,15 +5,30 @@ import sys
 
 import click
 
+from .. import __version__
 from ..errors import ParameterError
-from ._errors import handle_errors
+from ._errors import handle_errors, parse_foreign
+from .foreign import translate_predict
 
 HELP = """Predict TEST_FILE (LIBSVM/SVMlight text; .gz/.bz2/.xz; - for standard
-input) with MODEL_FILE (svmtrain or LIBLINEAR format) and write one
-predicted label per line to OUTPUT_FILE (- for standard output)."""
+input) with MODEL_FILE (svmtrain, LIBLINEAR, LIBSVM or SVMlight format) and
+write one predicted label per line to OUTPUT_FILE (- for standard output;
+with --engine dask, --output-dir DIR instead)."""
 
 
-@click.command(help=HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Command(click.Command):
+    """LIBSVM/LIBLINEAR's ``-b 0`` is accepted; other foreign flags stop with
+    the svm-predict equivalent (svmtrain.cli.foreign)."""
+
+    def parse_args(self, ctx, args):
+        if args and not ctx.resilient_parsing:
+            args = parse_foreign("svm-predict", translate_predict, args, self)
+        return super().parse_args(ctx, args)
+
+
+@click.command(cls=_Command, help=HELP, no_args_is_help=True,
+               context_settings={"help_option_names": ["--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", prog_name="svm-predict", message="%(prog)s (svmtrain) %(version)s")
 @click.option("-d", "--decision-values", is_flag=True,
               help="Follow each label with the decision values, in the model's label order.")
 @click.option("--chunk-size", type=int, default=None, help="Rows per chunk when reading.")
@@ -27,11 +42,11 @@ predicted label per line to OUTPUT_FILE (- for standard output)."""
               help="With --engine dask: one prediction file per partition in DIR, instead of OUTPUT_FILE.")
 @click.argument("test_file")
 @click.argument("model_file")
-@click.argument("output_file", required=False)
+@click.argument("output_file", required=False, metavar="OUTPUT_FILE")
 def main(test_file, model_file, output_file, decision_values, chunk_size, quiet, engine, scheduler, output_dir):
     with handle_errors("svm-predict"):
         if engine == "dask":
-            from ..distributed.cli import predict_on_cluster
+            from .dask import predict_on_cluster
             return predict_on_cluster(test_file, model_file, output_file, output_dir, decision_values,
                                       chunk_size, scheduler, quiet)
         if scheduler or output_dir:
@@ -42,7 +57,7 @@ def main(test_file, model_file, output_file, decision_values, chunk_size, quiet,
 
 
 def _run(test_file, model_file, output_file, decision_values, chunk_size, quiet):
-    from ..io.atomic import atomic_write
+    from ..io.atomic import atomic_write, same_file
     from ..io.model_io import load_model
     from ..io.reader import iter_chunks
     from ..predict import predict_stream
@@ -50,7 +65,7 @@ def _run(test_file, model_file, output_file, decision_values, chunk_size, quiet)
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
     for other in (test_file, model_file):
-        if output_file != "-" and other != "-" and _same_file(output_file, other):
+        if output_file != "-" and other != "-" and same_file(output_file, other):
             raise ParameterError(f"OUTPUT_FILE {output_file} is the same file as {other}; refusing to overwrite it")
     model = load_model(model_file)
     chunks = iter_chunks(test_file, chunk_rows=chunk_size)
@@ -62,13 +77,6 @@ def _run(test_file, model_file, output_file, decision_values, chunk_size, quiet)
         summary = predict_stream(chunks, model, f, decision_values=decision_values)
     if not quiet:
         click.echo(summary.line(), err=(output_file == "-"))
-
-
-def _same_file(a, b):
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 if __name__ == "__main__":

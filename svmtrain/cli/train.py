@@ -3,30 +3,54 @@ import os
 
 import click
 
+from .. import __version__
 from ..errors import ParameterError
 from ..solvers import SOLVERS
-from ._errors import handle_errors
+from ._errors import handle_errors, parse_foreign
 from ._progress import Progress, bars_wanted
+from .foreign import translate_train
 
 HELP = """Train an SVM on TRAIN_FILE (LIBSVM/SVMlight text; .gz/.bz2/.xz; - for
 standard input) and write MODEL_FILE (default: TRAIN_FILE's base name +
-'.model' in the current directory, as LIBLINEAR)."""
+'.model' in the current directory, as LIBLINEAR). LIBSVM, LIBLINEAR and
+SVMlight option spellings work as there or stop with the svmtrain
+equivalent (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"); LIBSVM's
+-h 0|1 (shrinking) is accepted and changes nothing."""
 
 
 class _Command(click.Command):
-    """``--cache`` alone never takes the next word as its PATH (that is
+    """Foreign spellings are translated first (svmtrain.cli.foreign).
+    ``--cache`` alone never takes the next word as its PATH (that is
     ``--cache=PATH``), so ``svm-train --cache data.svm`` trains on data.svm."""
 
     def parse_args(self, ctx, args):
         if "--cache" in args:
             end = args.index("--") if "--" in args else len(args)
             args = ["--cache=" if a == "--cache" and i < end else a for i, a in enumerate(args)]
+        if args and not ctx.resilient_parsing:
+            args = parse_foreign("svm-train", translate_train, args, self)
         return super().parse_args(ctx, args)
 
 
-@click.command(cls=_Command, help=HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def _precompile(ctx, _param, value):
+    """--precompile: compile every solver's kernels now (parallel processes), then exit."""
+    if not value or ctx.resilient_parsing:
+        return
+    with handle_errors("svm-train"):
+        from ..precompile import precompile
+        precompile(log=click.echo)
+    ctx.exit(0)
+
+
+@click.command(cls=_Command, help=HELP, no_args_is_help=True,
+               context_settings={"help_option_names": ["--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", prog_name="svm-train", message="%(prog)s (svmtrain) %(version)s")
+@click.option("--precompile", is_flag=True, is_eager=True, expose_value=False, callback=_precompile,
+              help="Compile every solver's kernels now, in parallel processes, and exit (make demo runs it; "
+              "otherwise a solver's first run compiles its own).")
 @click.option("-s", "solver", default="dcd", show_default=True, metavar="SOLVER",
-              help=f"Solver: {', '.join(SOLVERS)}.")
+              help=f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 1, 2, 3 (LIBSVM's 0 with a kernel "
+              "option). Kernel options (-t 1|2|3, -g, -d, -r) without -s choose sbp.")
 @click.option("-c", "C", type=float, help="Cost C (lambda = 1/(n C)). Default C = 1 when neither -c nor -l.")
 @click.option("-l", "lam", type=float, help="Regularisation lambda (instead of -c).")
 @click.option("-B", "bias", type=float, default=-1.0, show_default=True,
@@ -56,8 +80,8 @@ class _Command(click.Command):
 @click.option("-t", "kernel_type", type=click.IntRange(0, 3),
               help="Kernel (sbp, pegasos, asset): 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t).")
 @click.option("-g", "gamma", type=float, help="Kernel gamma (default 1/number of features).")
-@click.option("-d", "degree", type=int, default=3, show_default=True, help="Polynomial kernel degree.")
-@click.option("-r", "coef0", type=float, default=0.0, show_default=True, help="Kernel coef0.")
+@click.option("-d", "degree", type=int, help="Polynomial kernel degree (default 3).")
+@click.option("-r", "coef0", type=float, help="Kernel coef0 (default 0).")
 @click.option("-m", "cache_mb", type=float, default=200.0, show_default=True, help="Kernel row cache in MB (sbp).")
 @click.option("--nu", type=float, help="SBP's nu (default: derived from -c/-l by a pilot solution).")
 @click.option("--holdout", type=float, metavar="FRACTION",
@@ -97,15 +121,28 @@ class _Command(click.Command):
 @click.option("--trace-test", metavar="TEST", help="Also trace the accuracy on TEST (with --trace).")
 @click.option("--trace-every", type=int, metavar="STEPS",
               help="With --trace: also a row every STEPS steps within an epoch (pegasos).")
-@click.option("-q", "quiet", is_flag=True, help="Quiet: no progress bars, no summary.")
+@click.option("-q", "quiet", is_flag=True, help="Quiet: no progress bars, no summary, no warnings.")
+@click.option("--verbose", is_flag=True, help="Also print the solvers' per-iteration lines.")
 @click.argument("train_file")
 @click.argument("model_file", required=False)
-def main(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, class_weights, **options):
+def main(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, verbose, class_weights,
+         **options):
     with handle_errors("svm-train"):
-        _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, class_weights, options)
+        _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, verbose, class_weights,
+             options)
 
 
-def _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, class_weights, options):
+def solver_log(quiet, verbose):
+    """Where the solvers' ``log`` lines go: per-iteration detail to stdout with
+    --verbose only; lines starting with WARNING always, unless -q."""
+    def log(line):
+        if not quiet and (verbose or line.startswith("WARNING")):
+            click.echo(line)
+    return log
+
+
+def _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, verbose, class_weights,
+         options):
     from ..io.reader import display_name, read_libsvm
     from ..params import TrainParams, check_params
 
@@ -127,6 +164,7 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
         model_file = os.path.basename(train_file.rstrip("/")) + ".model"
     show = bars_wanted(quiet)
     echo = (lambda s: None) if quiet else click.echo
+    log = solver_log(quiet, verbose)
     streamed = stream["stream"] or stream["memory_limit"] is not None
     if not streamed and stream["shuffle_buffer"] is not None:
         raise ParameterError("--shuffle-buffer applies to --stream")
@@ -135,13 +173,13 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     if engine == "dask":
         if streamed:
             raise ParameterError("--stream trains on this machine; it cannot be combined with --engine dask")
-        from ..distributed.cli import train_on_cluster
-        model, _ = train_on_cluster(train_file, params, scheduler, cache, folds, show, echo)
+        from .dask import train_on_cluster
+        model, _ = train_on_cluster(train_file, params, scheduler, cache, folds, show, log)
         return _finish(model, params, echo, record_time, model_file, model_format)
     if streamed:
         if folds is not None:
             raise ParameterError("-v (cross-validation) trains in memory; it cannot be combined with --stream")
-        model = _train_streamed(train_file, cache, chunk_size, params, stream, show, echo)
+        model = _train_streamed(train_file, cache, chunk_size, params, stream, show, log)
         return _finish(model, params, echo, record_time, model_file, model_format)
 
     total = _size_of(train_file)
@@ -154,6 +192,8 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
             from ..io.cache import default_cache_path, load_or_build
             data = load_or_build(train_file, cache or default_cache_path(train_file), read,
                                  log=lambda s: click.echo(f"svm-train: {s}", err=True))
+    if not quiet:
+        warn_qid(data, display_name(train_file))
 
     if folds is not None:
         from ..training import cross_validate
@@ -168,11 +208,18 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
         test = read_libsvm(trace["trace_test"], chunk_rows=chunk_size) if trace["trace_test"] else None
         monitor = Trace(data.labels, test=test, steps=trace["trace_every"])
     with Progress(show, f"training ({params.solver})") as bar:
-        model = train(data, params, progress=bar.set_to, log=echo, source=display_name(train_file),
+        model = train(data, params, progress=bar.set_to, log=log, source=display_name(train_file),
                       monitor=monitor)
     _finish(model, params, echo, record_time, model_file, model_format)
     if monitor is not None:
         monitor.write(trace["trace"])
+
+
+def warn_qid(data, source):
+    """One warning when a classification training set carries qid: values."""
+    if data.qid is not None and data.qid.any():
+        click.echo(f"svm-train: warning: {source} has qid: on its rows; qid is used by ranking only and is "
+                   "ignored for classification", err=True)
 
 
 def _finish(model, params, echo, record_time, model_file, model_format):
@@ -194,7 +241,7 @@ def _finish(model, params, echo, record_time, model_file, model_format):
         save_model(model, model_file)
 
 
-def _train_streamed(train_file, cache, chunk_size, params, stream, show, echo):
+def _train_streamed(train_file, cache, chunk_size, params, stream, show, log):
     """The model of an out-of-core run (svmtrain.streaming)."""
     from ..io.cache import default_cache_path
     from ..streaming import train_streamed
@@ -211,7 +258,7 @@ def _train_streamed(train_file, cache, chunk_size, params, stream, show, echo):
         return train_streamed(train_file, params, memory_limit_mb=stream["memory_limit"],
                               shuffle_buffer=stream["shuffle_buffer"], cache_path=cache_path,
                               chunk_rows=chunk_size, read_progress=bars[0].advance, progress=progress,
-                              log=echo, say=lambda s: click.echo(f"svm-train: {s}", err=True))
+                              log=log, say=lambda s: click.echo(f"svm-train: {s}", err=True))
     finally:
         for bar in bars:
             bar.close()

@@ -12,9 +12,8 @@ import numpy as np
 
 from ..errors import InputFormatError, ParameterError
 from ..params import check_params
-from ..solvers.base import with_defaults
-from ..training import (check_class_weights, finish_model, label_order, linear_model,
-                        problem_costs, split_progress)
+from ..solvers.base import split_progress, with_defaults
+from ..training import check_class_weights, finish_model, label_order, linear_model, problem_costs
 from . import ocas, pegasos
 from .engine import Session
 

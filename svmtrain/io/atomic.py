@@ -59,3 +59,11 @@ def _naming(e, path, tmp):
     if e.filename not in (None, tmp):
         return e
     return OSError(e.errno, f"cannot write: {e.strerror or e}", path)
+
+
+def same_file(a, b):
+    """True when paths ``a`` and ``b`` name one existing file (so writing one would destroy the other)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

@@ -72,7 +72,7 @@ import numpy as np
 
 from ..dataset import Chunk
 from ..errors import ParameterError
-from .atomic import atomic_write
+from .atomic import atomic_write, same_file
 
 MAGIC = b"SVMCACHE"
 FORMAT_VERSION = 1
@@ -499,7 +499,7 @@ def probe_cache(train_path, cache_path, say, open_fn):
     the training file or a file that is not a cache. The identity is None
     when the source cannot be stat'ed.
     """
-    if train_path != "-" and _same_file(train_path, cache_path):
+    if train_path != "-" and same_file(train_path, cache_path):
         raise ParameterError(f"the cache {cache_path} is the training file itself")
     try:
         identity = source_identity(train_path)
@@ -552,13 +552,6 @@ def store_cache(train_path, cache_path, identity, say, write_fn):
         say(f"cannot write cache {cache_path}: {where}{reason}; continuing without it")
         return False
     return True
-
-
-def _same_file(a, b):
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def _is_cache_file(path):

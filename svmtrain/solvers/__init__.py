@@ -14,6 +14,8 @@ SOLVERS = {
     "sbp": "svmtrain.solvers.sbp",
     "asset": "svmtrain.solvers.asset",
 }
+# solvers that train kernel models (-t, -g, -d, -r); the others are linear only
+KERNEL_SOLVERS = ("pegasos", "sbp", "asset")
 # solvers with a separate kernelized module, used when -t names a nonlinear kernel
 KERNELIZED = {"pegasos": "svmtrain.solvers.kernel_pegasos"}
 

@@ -330,7 +330,7 @@ def objective(feats, y, cost, w, Bc, b, lam):
 
 def _fit_inner(feats, problems, params, progress, log, monitor=None):
     """--inner pegasos|dcd: that solver's fit on the mapped rows (dense rows in CSR)."""
-    from ..training import split_progress
+    from .base import split_progress
     from . import dcd, pegasos
     solver = {"pegasos": pegasos, "dcd": dcd}[params.inner]
     X = feats.as_chunk(problems[0][0])

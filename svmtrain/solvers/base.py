@@ -10,9 +10,11 @@ It trains ONE binary problem (positive class = +1). It knows nothing of
 files, labels or the command line; the multi-class loop lives in
 ``svmtrain.training``. ``progress``, when given, is called as
 ``progress(done, total)`` with done/total in the solver's own units
-(epochs, outer iterations) so the CLI can draw a bar. ``log``, when
-given, takes one human-readable line (per-iteration summaries); the
-library itself never prints. ``class_cost = (cost_pos, cost_neg)``
+(epochs, outer iterations) so the CLI can draw a bar, optionally with a third argument, a short
+status such as the duality gap shown beside the bar. ``log``, when given,
+takes one human-readable line: per-iteration detail, which the CLI shows
+with ``--verbose`` only, or a warning, a line starting with ``WARNING``,
+which it always shows (not with ``-q``); the library itself never prints. ``class_cost = (cost_pos, cost_neg)``
 multiplies C (or the loss weight) of the positive / negative examples
 (LIBLINEAR's -wi); solvers without class weights raise ParameterError when
 it is not (1, 1).
@@ -75,6 +77,13 @@ def for_problem(monitor, problem):
         monitor(snapshot, problem=problem)
     bound.steps = getattr(monitor, "steps", None)
     return bound
+
+
+def split_progress(progress, j, n_problems):
+    """A progress callback for problem j of n that reports on the whole run."""
+    if progress is None:
+        return None
+    return lambda done, total, status=None: progress(j * total + done, n_problems * total, status)
 
 
 def with_defaults(params, defaults):

@@ -103,7 +103,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
         status = K.dcd_run(indptr, indices, values, B, U_pos, U_neg, D_pos, D_neg, state,
                            eps, max_iter, steps, w, index, istate, fstate, rstate)
         if progress is not None:
-            progress(int(istate[K.ITER]), max_iter)
+            progress(int(istate[K.ITER]), max_iter, _violation(fstate))
         if monitor is not None:
             monitor(lambda: linear_snapshot(X, y, w, 0.0, params.bias, params.resolved_lambda(n), int(istate[K.ITER]),
                                             visits, cost=np.where(y > 0, float(class_cost[0]), float(class_cost[1])), loss=params.loss,
@@ -127,6 +127,12 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
             "n_iter": n_iter, "C": C}
     return FitResult(w=finish_w(w, params), b=0.0, n_iter=n_iter, objective=objective,
                      converged=converged, info=info)
+
+
+def _violation(fstate):
+    """The bar's status: LIBLINEAR's stopping quantity PGmax - PGmin of the last pass."""
+    v = float(fstate[K.PGMAX_OLD] - fstate[K.PGMIN_OLD])
+    return f"PG range {v:.2e}" if np.isfinite(v) else None
 
 
 def _dual(w, y, alpha, D_pos, D_neg):

@@ -20,7 +20,7 @@ from ..kernel_cache import KernelCache
 from ..kernel_model import KernelModel
 from ..kernels import Kernel
 from . import _kernel_pegasos_kernels as K
-from .base import FitResult, for_problem, segment_steps
+from .base import FitResult, for_problem, segment_steps, split_progress
 from .sbp import threads
 
 DEFAULTS = {"kernel_type": 2, "epochs": 10, "average": True, "threads": 1}
@@ -31,7 +31,7 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
     """One kernel Pegasos run per binary problem over a shared kernel cache; returns a KernelModel."""
     for _, cost in problems:
         if tuple(cost) != (1.0, 1.0):
-            raise ParameterError("-w (class weights) is not supported by -s pegasos")
+            raise ParameterError("-w (class weights) is not supported by -s pegasos; -s asset trains a kernel model with -w")
     if params.loss != "hinge":
         raise ParameterError("-s pegasos supports only --loss hinge")
     if params.bias >= 0:
@@ -47,7 +47,7 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
                 log(f"class {order[c]:g} vs rest")
             report = None
             if progress is not None:
-                report = (lambda c: lambda done, total: progress(c * total + done, len(problems) * total))(c)
+                report = split_progress(progress, c, len(problems))
             mon = for_problem(monitor, c)
             res = _fit(np.ascontiguousarray(y, np.float64), cache, params, rng, report, log, mon)
             results.append(res)

@@ -406,7 +406,7 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
         if log is not None:
             log(_line(it, elapsed, Q_P, Q_D, int(active.sum()), nerr, nv, n))
         if progress is not None:
-            progress(it, max_iter)
+            progress(it, max_iter, f"gap {gap / abs(Q_P) if Q_P else 0.0:.2e} (stop at {eps:g})")
         if on_iteration is not None:
             on_iteration(w_b, it, Q_D)
         if gap <= eps * abs(Q_P):

@@ -77,11 +77,14 @@ def end_epoch(epoch, progress, params, log, prev_obj, objective, current):
     """After epoch ``epoch`` (from 0): report progress and, with -e, check
     the objective of ``current()``'s (w, b). Returns (stop, the objective
     to compare the next epoch's with)."""
-    if progress is not None:
-        progress(epoch + 1, params.epochs)
     if params.eps is None:
+        if progress is not None:
+            progress(epoch + 1, params.epochs)
         return False, prev_obj
-    return epoch_check(objective(*current()), prev_obj, epoch, params.eps, log)
+    stop, obj = epoch_check(objective(*current()), prev_obj, epoch, params.eps, log)
+    if progress is not None:
+        progress(epoch + 1, params.epochs, f"objective {obj:.6g}")
+    return stop, obj
 
 
 def run_result(v, state, acc, corr, averaged, objective, params, t, epoch, converged, log, info):

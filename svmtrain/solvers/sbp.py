@@ -59,7 +59,7 @@ from ..kernel_cache import KernelCache
 from ..kernel_model import KernelModel
 from ..kernels import Kernel, kernel_matrix, sq_norms
 from . import _sbp_kernels as K
-from .base import FitResult, for_problem
+from .base import FitResult, for_problem, split_progress
 
 DEFAULTS = {"kernel_type": 2, "eps": 0.01, "threads": 1}
 BATCH = 16              # most points per basin and step (see batch_size)
@@ -101,7 +101,7 @@ def threads(params):
 def _train_model(data, order, problems, n_features, params, progress, log, monitor=None):
     for _, cost in problems:
         if tuple(cost) != (1.0, 1.0):
-            raise ParameterError("-w (class weights) is not supported by -s sbp")
+            raise ParameterError("-w (class weights) is not supported by -s sbp; -s asset trains a kernel model with -w")
     if params.bias >= 0:
         raise ParameterError("-B is not supported by -s sbp: it learns an unregularised bias "
                              "(--no-bias turns it off)")
@@ -134,7 +134,7 @@ def _train_model(data, order, problems, n_features, params, progress, log, monit
             log(f"class {order[c]:g} vs rest")
         report = None
         if progress is not None:
-            report = (lambda c: lambda done, total: progress(c * total + done, len(problems) * total))(c)
+            report = split_progress(progress, c, len(problems))
         if np.all(y[:n] > 0) or np.all(y[:n] < 0):
             # one class only: a constant decision
             sign = 1.0 if y[0] > 0 else -1.0

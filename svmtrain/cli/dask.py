@@ -1,4 +1,4 @@
-"""The command-line side of ``--engine dask`` (called from svmtrain.cli)."""
+"""The command-line side of ``--engine dask``: svm-train and svm-predict on a Dask cluster."""
 import contextlib
 import sys
 from types import SimpleNamespace
@@ -12,14 +12,14 @@ def _notify(prog):
     return lambda message: click.echo(f"{prog}: {message}", err=True)
 
 
-def train_on_cluster(train_file, params, scheduler, cache, folds, show, echo):
+def train_on_cluster(train_file, params, scheduler, cache, folds, show, log):
     """Train on the partitions named by ``train_file`` on the cluster at
     ``scheduler`` (or a LocalCluster). Returns (model, an object with the
     data's n_rows) for the summary."""
-    from ..cli._progress import Progress
-    from .engine import connect
-    from .partitions import expand
-    from .training import check_supported, train
+    from ..distributed.engine import connect
+    from ..distributed.partitions import expand
+    from ..distributed.training import check_supported, train
+    from ._progress import Progress
 
     if folds is not None:
         raise ParameterError("-v (cross-validation) is not supported with --engine dask")
@@ -30,7 +30,7 @@ def train_on_cluster(train_file, params, scheduler, cache, folds, show, echo):
     specs = expand(train_file)
     with connect(scheduler) as client:
         with Progress(show, f"training ({params.solver}, dask)") as bar:
-            model, n, _ = train(specs, params, client, progress=bar.set_to, log=echo,
+            model, n, _ = train(specs, params, client, progress=bar.set_to, log=log,
                                 notify=_notify("svm-train"), cache=cache is not None,
                                 source=train_file)
     return model, SimpleNamespace(n_rows=n)
@@ -41,12 +41,11 @@ def predict_on_cluster(test_file, model_file, output_file, output_dir, decision_
     """svm-predict --engine dask: predictions per partition on the workers,
     written in input order to ``output_file`` or one file per partition
     into ``output_dir``; prints the accuracy line unless ``quiet``."""
-    from ..cli.predict import _same_file
-    from ..io.atomic import atomic_write
+    from ..distributed.engine import connect
+    from ..distributed.partitions import expand
+    from ..distributed.predict import output_paths, predict
+    from ..io.atomic import atomic_write, same_file
     from ..io.model_io import load_model
-    from .engine import connect
-    from .partitions import expand
-    from .predict import output_paths, predict
 
     if (output_file is None) == (output_dir is None):
         raise ParameterError("give either OUTPUT_FILE or --output-dir DIR")
@@ -56,7 +55,7 @@ def predict_on_cluster(test_file, model_file, output_file, output_dir, decision_
     outputs = [output_file] if output_dir is None else output_paths(specs, output_dir, create=False)
     for out_path in outputs:
         for other in [model_file] + [s.path for s in specs]:
-            if out_path != "-" and _same_file(out_path, other):
+            if out_path != "-" and same_file(out_path, other):
                 raise ParameterError(f"output {out_path} is the same file as {other}; refusing to overwrite it")
     model = load_model(model_file)
     with connect(scheduler) as client:

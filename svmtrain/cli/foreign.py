@@ -1,0 +1,374 @@
+"""Foreign command lines: LIBSVM's, LIBLINEAR's and SVMlight's spellings.
+
+A command line written for LIBSVM's ``svm-train``/``svm-predict``,
+LIBLINEAR's ``train``/``predict`` or SVMlight's ``svm_learn``/
+``svm_classify`` either does here what it did there (the same kind of
+model) or stops with a one-line :class:`~svmtrain.errors.ParameterError`
+that names the svmtrain equivalent. :func:`translate_train` and
+:func:`translate_predict` rewrite such a line into svm-train's /
+svm-predict's own options before click parses it, so the rest of the
+command-line layer speaks one language.
+
+The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
+
+* numeric ``-s`` values are LIBLINEAR's (``LIBLINEAR_S``), except on a
+  LIBSVM line (one with ``-t``, ``-g``, ``-d`` or ``-r``), where they are
+  LIBSVM's svm_type (``LIBSVM_S``);
+* LIBSVM's kernel options (``-t``, ``-g``, ``-d``, ``-r``) without ``-s``
+  train LIBSVM's C-SVC with the kernel solver (``-s sbp``: RBF unless
+  ``-t`` says otherwise, an unregularised bias, as LIBSVM; ``-t 0`` is its
+  linear kernel); kernel options (``-t 1|2|3``, ``-g``, ``-d``, ``-r``)
+  with a linear solver are refused by :func:`svmtrain.params.check_params`;
+* a line that uses SVMlight-only flags (``SVMLIGHT_ONLY``) is read with
+  SVMlight's defaults: its biased hyperplane (``-b 1``, sbp) or unbiased one
+  (``-b 0``, dcd), and a refusal where its defaults differ from svm-train's
+  (C = 1/avg(x.x), kernel parameters 1) and the value is not given;
+* options that only steer an optimiser (LIBSVM's ``-h`` shrinking, SVMlight's
+  ``-h``, ``-n``, ``-o``, ``-f``, ``-x 0``, ``-i 0``) are accepted and change
+  nothing; the ones that would change the model here are refused.
+"""
+import re
+
+from ..errors import ParameterError
+
+# LIBLINEAR's -s numbers (linear default): number -> svm-train options, or the refusal
+LIBLINEAR_S = {
+    "0": "L2-regularised logistic regression (LIBLINEAR -s 0) is not available yet; "
+         "for a linear SVM use -s dcd",
+    "1": ["-s", "dcd", "--loss", "squared-hinge"],
+    "2": ["-s", "dcd", "--loss", "squared-hinge"],   # primal solver in LIBLINEAR; same optimum
+    "3": ["-s", "dcd", "--loss", "hinge"],
+    "4": "Crammer-Singer multi-class (LIBLINEAR -s 4) is not available yet; "
+         "-s dcd trains one-vs-rest (LIBLINEAR's -s 1/3 multi-class)",
+    "5": "L1-regularised SVMs (LIBLINEAR -s 5) are not available; -s dcd --loss squared-hinge "
+         "is the L2-regularised one (LIBLINEAR -s 1/2)",
+    "6": "L1-regularised logistic regression (LIBLINEAR -s 6) is not available; "
+         "for a linear SVM use -s dcd",
+    "7": "logistic regression (LIBLINEAR -s 7) is not available yet; for a linear SVM use -s dcd",
+    "11": "support vector regression (LIBLINEAR -s 11) is not available yet",
+    "12": "support vector regression (LIBLINEAR -s 12) is not available yet",
+    "13": "support vector regression (LIBLINEAR -s 13) is not available yet",
+    "21": "one-class SVM (LIBLINEAR -s 21) is not available yet",
+}
+# LIBSVM's -s numbers (svm_type), read on a line with kernel options
+LIBSVM_S = {
+    "0": None,  # C-SVC: the kernel solver, see _solver_of
+    "1": "nu-SVC (LIBSVM -s 1) is not available; C-SVC is -s sbp with -c C",
+    "2": "one-class SVM (LIBSVM -s 2) is not available yet",
+    "3": "epsilon-SVR (LIBSVM -s 3) is not available yet",
+    "4": "nu-SVR (LIBSVM -s 4) is not available yet",
+}
+KERNEL_SOLVER = "sbp"      # what LIBSVM's C-SVC with a nonlinear kernel trains here
+KERNEL_FLAGS = ("-g", "-d", "-r")
+# flags only SVMlight's svm_learn has: a line with one of them is SVMlight's
+SVMLIGHT_ONLY = ("-z", "-j", "-x", "-i", "-o", "-f")
+
+# flags of the peers that svm-train does not have: number of values, and the
+# message when the value would change the model (None: accepted, no effect)
+TRAIN_FOREIGN = {
+    "-h": 1,   # shrinking (LIBSVM 0|1, SVMlight iterations before shrinking)
+    "-b": 1, "-z": 1, "-j": 1, "-n": 1, "-p": 1, "-x": 1, "-i": 1, "-o": 1, "-f": 1,
+    "-y": 1, "-u": 1, "-a": 1, "-#": 1, "-C": 0, "-W": 1,
+}
+PREDICT_FOREIGN = {"-b": 1, "-v": 1, "-f": 1, "-h": 0}
+NO_EFFECT = {
+    "-n": "LIBSVM's nu (unused by C-SVC), SVMlight's working-set size, LIBLINEAR's threads",
+    "-o": "SVMlight's rho of the XiAlpha estimate",
+    "-f": "SVMlight's final optimality check",
+}
+REFUSED = {
+    "-p": "-p (LIBSVM/LIBLINEAR's SVR epsilon, SVMlight's transduction fraction): regression and "
+          "transduction are not available yet",
+    "-y": "-y (SVMlight's restart from alphas) has no equivalent",
+    "-u": "-u (SVMlight's user-defined kernel) has no equivalent; kernels are -t 0|1|2|3",
+    "-a": "-a (SVMlight's alphas file) has no equivalent; the model file holds the coefficients",
+    "-#": "-# (SVMlight's iteration limit) is --max-iter here (outer iterations of the solver)",
+    "-C": "-C (LIBLINEAR's search for C) is not available yet; run -v N at several -c values",
+    "-W": "-W (instance weights) is not available; -w LABEL WEIGHT weights whole classes",
+}
+_INT = re.compile(r"[+-]?\d+$")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+class Line:
+    """A command line split into options (flag, values) and positional words."""
+
+    def __init__(self, args, arity):
+        self.options = []       # [flag, [values]] in order
+        self.positional = []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a == "--":
+                self.positional += args[i:]
+                break
+            flag, attached = _split_flag(a, arity)
+            if flag is None:
+                self.positional.append(a)
+                i += 1
+                continue
+            n = arity[flag]
+            values = [] if attached is None else [attached]
+            need = n - len(values)
+            values += args[i + 1:i + 1 + need]
+            if len(values) < n and flag not in ("-h", "-q"):
+                break_msg = f"option {flag} needs {n} value{'s' if n > 1 else ''}"
+                if flag == "-w":
+                    break_msg += " (LABEL WEIGHT, as LIBSVM's -wLABEL WEIGHT)"
+                raise ParameterError(break_msg)
+            self.options.append([flag, values])
+            i += 1 + max(need, 0)
+
+    def has(self, flag):
+        return any(f == flag for f, _ in self.options)
+
+    def value(self, flag):
+        """The last value given to ``flag`` (None when absent)."""
+        found = [v for f, v in self.options if f == flag]
+        return found[-1][0] if found and found[-1] else None
+
+    def drop(self, flag):
+        self.options = [o for o in self.options if o[0] != flag]
+
+    def args(self):
+        out = []
+        for flag, values in self.options:
+            out += [flag] + values
+        return out + self.positional
+
+
+def _split_flag(token, arity):
+    """(flag, attached value) for an option token, (None, None) for a positional word."""
+    if not token.startswith("-") or token == "-" or _NUMBER.match(token):
+        return None, None
+    if token.startswith("--"):
+        name, eq, value = token.partition("=")
+        return (name, value if eq else None) if name in arity else (None, None)
+    if token in arity:
+        return token, None
+    if token[:2] in arity and arity[token[:2]] > 0:     # -c10, -w1 (LIBSVM's -wLABEL)
+        return token[:2], token[2:]
+    return None, None
+
+
+def arity_of(command, foreign):
+    """Flag -> number of values, for click ``command``'s options and the ``foreign`` ones."""
+    arity = dict(foreign)
+    for p in command.params:
+        if getattr(p, "opts", None) and p.param_type_name == "option":
+            n = 0 if (p.is_flag or p.count) else p.nargs
+            for name in p.opts + p.secondary_opts:
+                arity[name] = n
+    return arity
+
+
+def translate_train(args, command):
+    """svm-train's own argument list for ``args``, which may be written for
+    LIBSVM, LIBLINEAR or SVMlight; ParameterError names the equivalent of
+    anything that would train a different model here."""
+    line = Line(list(args), arity_of(command, TRAIN_FOREIGN))
+    svmlight = any(line.has(f) for f in SVMLIGHT_ONLY)
+    _check_quiet(line)
+    _check_help(line)
+    _optimiser_only(line)
+    _refused(line)
+    _svmlight_task(line)
+    _svmlight_cost_factor(line)
+    _check_folds(line)
+    _check_lambda(line)
+    _check_class_weights(line)
+    if svmlight:
+        _svmlight_defaults(line)
+    _solver_of(line)
+    _probability_or_bias(line)
+    return line.args()
+
+
+def translate_predict(args, command):
+    """svm-predict's own argument list for ``args`` (LIBSVM/LIBLINEAR's
+    ``-b 0``, ``-q``; SVMlight's ``svm_classify`` flags refused with the
+    equivalent)."""
+    line = Line(list(args), arity_of(command, PREDICT_FOREIGN))
+    if line.has("-h"):
+        raise ParameterError("-h is not an svm-predict option; help is --help")
+    b = line.value("-b")
+    if line.has("-b"):
+        if b == "1":
+            raise ParameterError("-b 1: probability estimates are not available yet "
+                                 "(-d prints the decision values)")
+        if b != "0":
+            raise ParameterError(f"-b takes 0 or 1 (got {b})")
+        line.drop("-b")
+    if line.has("-v"):
+        raise ParameterError("-v (SVMlight's verbosity) is not an svm-predict option; -q silences the "
+                             "accuracy line")
+    if line.has("-f"):
+        raise ParameterError("-f (svm_classify's output format) is not an svm-predict option; -d adds "
+                             "the decision values after each label")
+    return line.args()
+
+
+def _check_quiet(line):
+    """SVMlight's -q N (QP subproblem size) against svm-train's flag -q."""
+    for i, word in enumerate(line.positional):
+        if _INT.match(word) and i + 1 < len(line.positional) and _follows_quiet(line, word):
+            raise ParameterError(f"-q {word}: -q is 'quiet' here and takes no value; SVMlight's -q "
+                                 "(QP subproblem size) does not change the model: drop it")
+
+
+def _follows_quiet(line, word):
+    # the scanner put the -q flag's would-be value among the positional words;
+    # the only reliable sign is a bare integer where a file name is expected
+    import os
+    return line.has("-q") and not os.path.exists(word)
+
+
+def _check_help(line):
+    for flag, values in line.options:
+        if flag == "-h" and (not values or not _INT.match(values[0]) or int(values[0]) < 0):
+            raise ParameterError("-h takes 0 or 1 (LIBSVM's shrinking; SVMlight's -h N); help is --help")
+    line.drop("-h")     # shrinking only speeds an optimiser up: same solution
+
+
+def _optimiser_only(line):
+    for flag in NO_EFFECT:
+        line.drop(flag)
+    for flag, accepted in (("-x", "0"), ("-i", "0")):
+        v = line.value(flag)
+        if line.has(flag) and v != accepted:
+            what = {"-x": "-x 1 (SVMlight's leave-one-out estimate) is -v N here, with N the number of rows",
+                    "-i": f"-i {v} (SVMlight's removal of inconsistent examples) has no equivalent"}[flag]
+            raise ParameterError(what)
+        line.drop(flag)
+
+
+def _refused(line):
+    for flag, message in REFUSED.items():
+        if line.has(flag):
+            raise ParameterError(message)
+
+
+def _svmlight_task(line):
+    z = line.value("-z")
+    if not line.has("-z"):
+        return
+    tasks = {"r": "regression (-z r)", "p": "preference ranking (-z p)", "o": "one-class (-z o)"}
+    if z in tasks:
+        raise ParameterError(f"{tasks[z]} is not available yet; svm-train trains classifiers (-z c)")
+    if z != "c":
+        raise ParameterError(f"-z takes c, r, p or o (got {z})")
+    line.drop("-z")
+
+
+def _svmlight_cost_factor(line):
+    j = line.value("-j")
+    if not line.has("-j"):
+        return
+    if not _NUMBER.match(j or ""):
+        raise ParameterError(f"-j takes a number, the cost factor of positive examples (got {j})")
+    if any(f == "-w" and v and v[0] in ("1", "+1", "1.0") for f, v in line.options):
+        raise ParameterError("give either -j (SVMlight) or -w1 (LIBSVM) for the positive class, not both")
+    line.drop("-j")
+    line.options.append(["-w", ["1", j]])
+
+
+def _check_folds(line):
+    v = line.value("-v")
+    if line.has("-v") and _INT.match(v or "") and int(v) < 2:
+        raise ParameterError(f"-v {v}: -v is N-fold cross-validation (LIBSVM, LIBLINEAR) and needs N >= 2; "
+                             "SVMlight's verbosity is --verbose here (and -q for none)")
+
+
+def _check_lambda(line):
+    v = line.value("-l")
+    if line.has("-l") and not _NUMBER.match(v or ""):
+        raise ParameterError(f"-l {v}: -l is the regularisation lambda here; SVMlight's -l (transductive "
+                             "labels file) has no equivalent")
+
+
+def _check_class_weights(line):
+    for flag, values in line.options:
+        if flag == "-w" and len(values) == 2 and not _NUMBER.match(values[1]):
+            raise ParameterError(f"-w {' '.join(values)}: -w takes LABEL WEIGHT (LIBSVM's -wLABEL WEIGHT); "
+                                 "SVMlight's -w (regression tube width) has no equivalent yet")
+
+
+def _svmlight_defaults(line):
+    """SVMlight's meaning of -b and of omitted -c / kernel parameters."""
+    if not (line.has("-c") or line.has("-l")):
+        raise ParameterError("SVMlight's default C is 1/avg(x.x), svm-train's is 1: give -c C")
+    t = line.value("-t") or "0"
+    # SVMlight's kernel defaults (s = 1, c = 1, gamma = 1) against LIBSVM's (1/d, 0, 1/d)
+    differ = {"1": ("-g", "-r"), "2": ("-g",), "3": ("-g", "-r")}.get(t, ())
+    for flag in differ:
+        if not line.has(flag):
+            theirs = {"-g": "-g (SVMlight's gamma)" if t == "2" else "-s", "-r": "-r"}[flag]
+            raise ParameterError(f"-t {t}: SVMlight's default {theirs} is 1, svm-train's (LIBSVM's) "
+                                 f"{'is 0' if flag == '-r' else 'is 1/number of features'}: give {flag}")
+    b = line.value("-b") if line.has("-b") else "1"
+    if b not in ("0", "1"):
+        raise ParameterError(f"-b takes 0 or 1 (got {b})")
+    line.drop("-b")
+    if line.has("-s"):
+        return
+    if b == "1":            # the biased hyperplane: the kernel solver's unregularised bias
+        line.options.insert(0, ["-s", [KERNEL_SOLVER]])
+        if not line.has("-t"):
+            line.options.append(["-t", ["0"]])
+    elif line.value("-t") in (None, "0"):
+        line.drop("-t")
+        line.options.insert(0, ["-s", ["dcd"]])     # unbiased linear: dcd's hinge-loss problem exactly
+    else:
+        line.options.insert(0, ["-s", [KERNEL_SOLVER]])
+        line.options.append(["--no-bias", []])
+
+
+def _solver_of(line):
+    """Resolve numeric -s and LIBSVM kernel lines into svm-train's -s NAME."""
+    s = line.value("-s")
+    libsvm_line = any(line.has(f) for f in ("-t",) + KERNEL_FLAGS)
+    if s is None:
+        if libsvm_line:
+            line.options.insert(0, ["-s", [KERNEL_SOLVER]])
+        return
+    if _INT.match(s):
+        s = str(int(s))
+        table, peer = (LIBSVM_S, "LIBSVM") if libsvm_line else (LIBLINEAR_S, "LIBLINEAR")
+        if s not in table:
+            known = ", ".join(k for k in table)
+            raise ParameterError(f"-s {s}: not a {peer} solver number ({known}); svmtrain's solvers are "
+                                 "named: -s dcd|ocas|pegasos|sbp|asset")
+        target = table[s]
+        if isinstance(target, str):
+            hint = " (SVMlight's kernel scale s is -g here)" if peer == "LIBSVM" else ""
+            raise ParameterError(f"-s {s}: {target}{hint}")
+        line.drop("-s")
+        if target is None:              # LIBSVM's C-SVC
+            line.options.insert(0, ["-s", [KERNEL_SOLVER]])
+            return
+        loss = line.value("--loss")
+        if loss is not None and loss != target[3]:
+            raise ParameterError(f"-s {s} is LIBLINEAR's {target[3]} loss; it contradicts --loss {loss}")
+        line.drop("--loss")
+        line.options = [[target[0], [target[1]]], [target[2], [target[3]]]] + line.options
+    elif _NUMBER.match(s):
+        raise ParameterError(f"-s {s}: -s names the solver here (dcd, ocas, pegasos, sbp, asset); "
+                             "SVMlight's kernel scale s is -g")
+
+
+def _probability_or_bias(line):
+    """-b: LIBSVM/LIBLINEAR's probability switch, SVMlight's biased hyperplane."""
+    if not line.has("-b"):
+        return
+    b = line.value("-b")
+    if b == "1":
+        raise ParameterError("-b 1: probability estimates (LIBSVM, LIBLINEAR) are not available yet; "
+                             "SVMlight's biased hyperplane is -B 1 for the linear solvers (sbp and asset "
+                             "learn a bias by default)")
+    if b != "0":
+        raise ParameterError(f"-b takes 0 or 1 (got {b})")
+    kernel_solver = line.value("-s") in ("sbp", "asset") or line.value("-t") not in (None, "0")
+    if kernel_solver or line.has("-B") or line.has("-R"):
+        raise ParameterError("-b 0 is ambiguous here: LIBSVM's 'no probability estimates' is the default "
+                             "(drop -b), SVMlight's 'no bias' is --no-bias")
+    line.drop("-b")     # linear, no bias: both readings agree with the default
