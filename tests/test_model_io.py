@@ -84,7 +84,7 @@ def test_missing_row_names_the_line(tmp_path):
 
 def test_not_a_model(tmp_path):
     (tmp_path / "m").write_text("+1 1:0.5\n")
-    with pytest.raises(ModelFormatError, match="not an svmtrain or LIBLINEAR model"):
+    with pytest.raises(ModelFormatError, match="not a model file in svmtrain, LIBLINEAR, LIBSVM or SVMlight format"):
         load_model(tmp_path / "m")
     (tmp_path / "bin").write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(ModelFormatError):

@@ -18,9 +18,19 @@ Layout::
 Floats are written with ``repr`` and so read back bit for bit. Each model
 class (``svmtrain.model.LinearModel`` and later kinds) provides
 ``file_fields()``, ``file_sections()`` and ``from_file(...)``; this module
-knows only the layout. A file whose first line is ``solver_type ...`` is a
-LIBLINEAR model and is read by ``svmtrain.io.liblinear_format``; one whose
-first line is ``svm_type ...`` is a LIBSVM model (``svmtrain.io.libsvm_format``).
+knows only the layout.
+
+``load_model`` also reads the model files of three other programs, told
+apart by their first line:
+
+* ``solver_type ...``: LIBLINEAR (``svmtrain.io.liblinear_format``), a
+  LinearModel;
+* ``svm_type ...``: LIBSVM (``svmtrain.io.libsvm_format``), a KernelModel;
+* ``SVM-light Version ...``: SVMlight's svm_learn, V5.x and V6.x
+  (``svmtrain.io.svmlight_format``), a binary LinearModel (linear kernel)
+  or KernelModel with labels [1, -1].
+
+Any other first line is refused, naming the formats ``load_model`` reads.
 """
 import dataclasses
 import importlib
@@ -34,6 +44,8 @@ from .atomic import atomic_write
 
 MAGIC = "svmtrain-model"
 VERSION = 1
+# every format load_model reads, for its refusal of other files
+FORMATS = "svmtrain, LIBLINEAR, LIBSVM or SVMlight"
 # kind -> "module:Class"; imported only when a file of that kind is read
 KINDS = {
     "linear": "svmtrain.model:LinearModel",
@@ -110,7 +122,9 @@ def _write_csr(f, name, c):
 
 
 def load_model(path):
-    """Read an svmtrain or LIBLINEAR model file; ModelFormatError names file and line."""
+    """Read a model file in svmtrain's, LIBLINEAR's, LIBSVM's or SVMlight's format
+    (chosen by its first line). Any problem raises ModelFormatError naming
+    the file and, where one applies, the line."""
     try:
         with open(path, "r", encoding="utf-8", errors="strict") as f:
             first = f.readline()
@@ -120,6 +134,9 @@ def load_model(path):
             if first.startswith("svm_type"):
                 from .libsvm_format import read_libsvm_model
                 return read_libsvm_model(path)
+            if first.startswith("SVM-light Version"):
+                from .svmlight_format import read_svmlight_model
+                return read_svmlight_model(path)
             return _read_svmtrain(path, first, f)
     except UnicodeDecodeError:
         raise ModelFormatError(path, None, "not a model file (binary content)") from None
@@ -177,7 +194,8 @@ def _model_class(path, line, kind):
 def _read_svmtrain(path, first, f):
     parts = first.split()
     if len(parts) != 2 or parts[0] != MAGIC:
-        raise ModelFormatError(path, 1, f"not an svmtrain or LIBLINEAR model file (first line {first.strip()[:40]!r})")
+        raise ModelFormatError(path, 1, f"not a model file in {FORMATS} format "
+                               f"(first line {first.strip()[:40]!r})")
     try:
         version = int(parts[1])
     except ValueError:
