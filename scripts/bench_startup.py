@@ -1,36 +1,84 @@
-"""Wall time of a second `svm-train` run on the small heart_scale file.
+"""Start-up: wall time of svm-train and svm-predict on the small heart_scale file.
 
-The first run fills numba's on-disk cache; the second shows what a user
-waits for on every later call (target: under 1.5 s).
+Each command runs once untimed (numba's on-disk cache is then warm), then
+``--runs`` times; the table gives the median and the fastest run, beside
+LIBLINEAR's ``liblinear-train`` / ``liblinear-predict`` and LIBSVM's
+``/usr/bin/svm-train`` / ``/usr/bin/svm-predict`` when they are installed.
+``--baseline REF`` times a git revision of this checkout too (run from a
+temporary worktree with the same interpreter), for a before/after pair.
+Target (issue 15): a median of at most 0.45 s for both commands.
 """
 import argparse
+import lzma
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRAIN = "import sys; from svmtrain.cli.train import main; sys.argv[0] = 'svm-train'; main()"
+PREDICT = "import sys; from svmtrain.cli.predict import main; sys.argv[0] = 'svm-predict'; main()"
 
 
-def timed(cmd):
-    t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
+def timed(cmd, env=None, runs=10):
+    """(median, best) wall seconds of ``runs`` runs after one untimed run."""
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), min(times)
+
+
+def svmtrain_rows(label, repo, data, tmp, runs):
+    """Rows for svm-train / svm-predict run from checkout ``repo`` with this interpreter."""
+    env = dict(os.environ, PYTHONPATH=repo)
+    model, out = os.path.join(tmp, f"{label}.model"), os.path.join(tmp, f"{label}.out")
+    rows = [(f"svm-train ({label})", timed([sys.executable, "-c", TRAIN, "-q", data, model], env, runs))]
+    rows.append((f"svm-predict ({label})",
+                 timed([sys.executable, "-c", PREDICT, "-q", data, model, out], env, runs)))
+    return rows
+
+
+def peer_rows(data, tmp, runs):
+    rows = []
+    peers = [("liblinear-train", "liblinear-predict", "LIBLINEAR"),
+             ("/usr/bin/svm-train", "/usr/bin/svm-predict", "LIBSVM")]
+    for train, predict, name in peers:
+        if shutil.which(train) and shutil.which(predict):
+            model, out = os.path.join(tmp, f"{name}.model"), os.path.join(tmp, f"{name}.out")
+            rows.append((f"{train} ({name})", timed([train, "-q", data, model], runs=runs)))
+            rows.append((f"{predict} ({name})", timed([predict, "-q", data, model, out], runs=runs)))
+    return rows
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--runs", type=int, default=5)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--baseline", metavar="REF", help="also time this git revision (e.g. a commit before a change)")
     args = ap.parse_args()
-    exe = os.path.join(os.path.dirname(sys.executable), "svm-train")
-    data = os.path.join(ROOT, "data", "heart_scale.xz")
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [exe, "-q", data, os.path.join(tmp, "m")]
-        first = timed(cmd)
-        later = [timed(cmd) for _ in range(args.runs)]
-    print(f"svm-train on heart_scale: first run {first:.2f} s; later runs "
-          f"best {min(later):.2f} s, median {sorted(later)[len(later) // 2]:.2f} s (target < 1.5 s)")
+        data = os.path.join(tmp, "heart_scale")     # plain text, so the peers read the same file
+        with open(data, "wb") as f:
+            f.write(lzma.decompress(open(os.path.join(ROOT, "data", "heart_scale.xz"), "rb").read()))
+        rows = []
+        if args.baseline:
+            base = os.path.join(tmp, "baseline")
+            subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", "-q", base, args.baseline], check=True)
+            try:
+                rows += svmtrain_rows(f"at {args.baseline}", base, data, tmp, args.runs)
+            finally:
+                subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", base], check=False)
+        rows += svmtrain_rows("this checkout", ROOT, data, tmp, args.runs)
+        rows += peer_rows(data, tmp, args.runs)
+    print(f"heart_scale (270 rows), {args.runs} runs after one untimed run; wall seconds")
+    print(f"| command | median | fastest |\n|---|---|---|")
+    for name, (med, best) in rows:
+        print(f"| {name} | {med:.3f} | {best:.3f} |")
 
 
 if __name__ == "__main__":

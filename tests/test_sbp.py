@@ -389,7 +389,10 @@ def test_cli_trains_and_predicts(tmp_path):
     model = tmp_path / "heart.model"
     res = CliRunner().invoke(train_main, ["-s", "sbp", "-c", "1", str(data), str(model)])
     assert res.exit_code == 0, res.output
-    assert "nu = " in res.output
+    assert "nu = " not in res.output and "rows/n" not in res.output    # detail only with --verbose
+    res = CliRunner().invoke(train_main, ["-s", "sbp", "-c", "1", "--verbose", str(data), str(model)])
+    assert res.exit_code == 0, res.output
+    assert "nu = " in res.output and "rows/n" in res.output
     out = tmp_path / "out"
     res = CliRunner().invoke(predict_main, [str(data), str(model), str(out)])
     assert res.exit_code == 0, res.output

@@ -100,7 +100,7 @@ CASES = [
     ("dcd", ["-s", "dcd", "-e", "0.01"], "n_iter"),
     ("dcd-sq-weights", ["-s", "dcd", "--loss", "squared-hinge", "-w", "1", "2", "-B", "1"], "n_iter"),
     ("ocas", ["-s", "ocas", "-B", "1", "-e", "0.001"], "n_iter"),
-    ("sbp", ["-s", "sbp", "-g", "0.1", "-c", "10"], "log"),
+    ("sbp", ["-s", "sbp", "-g", "0.1", "-c", "10", "--verbose"], "log"),
     ("kernel-pegasos", ["-s", "pegasos", "-t", "2", "-g", "0.1", "-T", "4", "-R"], 4),
     ("asset-nystrom", ["-s", "asset", "-D", "40", "-T", "3", "-g", "0.1"], 3),
     ("asset-fourier", ["-s", "asset", "--approx", "fourier", "-D", "64", "-T", "3", "-g", "0.1"], 3),

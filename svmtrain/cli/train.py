@@ -248,11 +248,11 @@ def _train_streamed(train_file, cache, chunk_size, params, stream, show, log):
     cache_path = None if cache is None else (cache or default_cache_path(train_file))
     bars = [Progress(show, "reading", total=_size_of(train_file), unit="B", unit_scale=True)]
 
-    def progress(done, total):
+    def progress(done, total, status=None):
         if len(bars) == 1:          # training has started: the reading bar is done
             bars[0].close()
             bars.append(Progress(show, f"training ({params.solver}, streamed)"))
-        bars[1].set_to(done, total)
+        bars[1].set_to(done, total, status)
 
     try:
         return train_streamed(train_file, params, memory_limit_mb=stream["memory_limit"],
