@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
 .PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache \
-	bench-dask bench-stream bench-table bench-all experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset
+	bench-dask bench-stream bench-table bench-all experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
+	readme-tour
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -82,6 +83,13 @@ exp-asset: install
 	$(BIN)/python scripts/exp_asset.py
 
 experiments: exp-pegasos exp-runtime-vs-n exp-sbp exp-asset
+
+# The README's one-minute tour: run its commands and write their real output between
+# <!-- tour:begin --> and <!-- tour:end -->. README_TOUR_ARGS=--check: exit 1 if it is out of
+# date (times masked), --print: show the fresh block only.
+README_TOUR_ARGS ?=
+readme-tour: install
+	$(BIN)/python scripts/readme_tour.py $(README_TOUR_ARGS)
 
 # A longer fuzz campaign than the tests run (FUZZ_CASES reader inputs, a seed
 # from the clock unless FUZZ_SEED is given; failing inputs go to results/fuzz-failures/).
