@@ -7,7 +7,7 @@ import click
 
 from .. import __version__
 from ..errors import ParameterError
-from ._errors import handle_errors, parse_foreign
+from ._errors import handle_errors, parse_foreign, run_and_exit
 from .foreign import translate_predict
 
 HELP = """Predict TEST_FILE (LIBSVM/SVMlight text; .gz/.bz2/.xz; - for standard
@@ -45,6 +45,8 @@ class _Command(click.Command):
 @click.argument("output_file", required=False, metavar="OUTPUT_FILE")
 def main(test_file, model_file, output_file, decision_values, chunk_size, quiet, engine, scheduler, output_dir):
     with handle_errors("svm-predict"):
+        from .._numba_start import skip_blas_probe
+        skip_blas_probe()
         if engine == "dask":
             from .dask import predict_on_cluster
             return predict_on_cluster(test_file, model_file, output_file, output_dir, decision_values,
@@ -79,5 +81,10 @@ def _run(test_file, model_file, output_file, decision_values, chunk_size, quiet)
         click.echo(summary.line(), err=(output_file == "-"))
 
 
+def console_main():
+    """The ``svm-predict`` console script: :func:`main`, then a fast exit."""
+    run_and_exit(main)
+
+
 if __name__ == "__main__":
-    main()
+    console_main()

@@ -6,7 +6,7 @@ import click
 from .. import __version__
 from ..errors import ParameterError
 from ..solvers import SOLVERS
-from ._errors import handle_errors, parse_foreign
+from ._errors import handle_errors, parse_foreign, run_and_exit
 from ._progress import Progress, bars_wanted
 from .foreign import translate_train
 
@@ -143,6 +143,8 @@ def solver_log(quiet, verbose):
 
 def _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, verbose, class_weights,
          options):
+    from .._numba_start import skip_blas_probe
+    skip_blas_probe()
     from ..io.reader import display_name, read_libsvm
     from ..params import TrainParams, check_params
 
@@ -300,5 +302,10 @@ def _summary(model, params, echo):
     echo(f"Training time = {model.train_time:.3f} s")
 
 
+def console_main():
+    """The ``svm-train`` console script: :func:`main`, then a fast exit."""
+    run_and_exit(main)
+
+
 if __name__ == "__main__":
-    main()
+    console_main()
