@@ -117,7 +117,7 @@ def _precompile(ctx, _param, value):
 @click.option("--scheduler", metavar="ADDRESS",
               help="Dask scheduler address (--engine dask; default: a local cluster, one worker per core).")
 @click.option("--trace", "trace", metavar="FILE", help="Write a CSV row per epoch / outer iteration / check "
-              "(time, updates, objective, gap, training error) to FILE (see README, Traces).")
+              "(time, updates, objective, gap, training error) to FILE (see docs/traces.md).")
 @click.option("--trace-test", metavar="TEST", help="Also trace the accuracy on TEST (with --trace).")
 @click.option("--trace-every", type=int, metavar="STEPS",
               help="With --trace: also a row every STEPS steps within an epoch (pegasos).")

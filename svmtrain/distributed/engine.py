@@ -17,7 +17,7 @@ and the solver recomputes the iteration (see ``ocas.py``).
 
 The session counts the payload it sends and receives (numpy arrays by
 their size, numbers as 8 bytes, strings by length), per round kind, for
-the traffic figures in the README.
+the traffic figures in docs/dask.md.
 """
 import collections
 import contextlib

@@ -42,7 +42,7 @@ from ..feature_maps import FourierMap, FourierModel, NystromMap, build_map
 from . import _asset_kernels as K
 from .base import FitResult, for_problem, with_defaults
 
-# Measured on a9a (RBF, C = 100; tables in the README): test accuracy stops
+# Measured on a9a (RBF, C = 100; tables in docs/solvers.md): test accuracy stops
 # improving after ~5 epochs; averaging from rho = 0.5 is as good as later starts
 # and best at 5 epochs (the last iterate is 3-20 points worse); 1e-8 drops only
 # the rounding-level eigenvalues of duplicated landmarks; s = 512 as the paper.

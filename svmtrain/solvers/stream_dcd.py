@@ -9,7 +9,7 @@ others fixed. The sub-problem is the DCD problem of
 the same kernel (``_dcd_kernels.dcd_run``): one DCD iteration over the
 block's active rows in random order per visit (an inexact sub-problem
 solve, which the paper allows; more inner iterations per visit did not
-reduce the outer iterations on a9a, see the README). ``w = sum_i alpha_i
+reduce the outer iterations on a9a, see docs/streaming.md). ``w = sum_i alpha_i
 y_i x_i`` stays in memory and is updated by every block; so do ``alpha``,
 ``QD_ii = |x_i|^2 + D_ii`` (computed on a block's first visit) and each
 block's visiting index, 24 bytes per row in all, sliced per block.
