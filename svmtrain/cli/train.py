@@ -177,12 +177,12 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
             raise ParameterError("--stream trains on this machine; it cannot be combined with --engine dask")
         from .dask import train_on_cluster
         model, _ = train_on_cluster(train_file, params, scheduler, cache, folds, show, log)
-        return _finish(model, params, echo, record_time, model_file, model_format)
+        return _finish(model, params, echo, log, record_time, model_file, model_format)
     if streamed:
         if folds is not None:
             raise ParameterError("-v (cross-validation) trains in memory; it cannot be combined with --stream")
         model = _train_streamed(train_file, cache, chunk_size, params, stream, show, log)
-        return _finish(model, params, echo, record_time, model_file, model_format)
+        return _finish(model, params, echo, log, record_time, model_file, model_format)
 
     total = _size_of(train_file)
     with Progress(show, "reading", total=total, unit="B", unit_scale=True) as bar:
@@ -212,7 +212,7 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     with Progress(show, f"training ({params.solver})") as bar:
         model = train(data, params, progress=bar.set_to, log=log, source=display_name(train_file),
                       monitor=monitor)
-    _finish(model, params, echo, record_time, model_file, model_format)
+    _finish(model, params, echo, log, record_time, model_file, model_format)
     if monitor is not None:
         monitor.write(trace["trace"])
 
@@ -224,9 +224,9 @@ def warn_qid(data, source):
                    "ignored for classification", err=True)
 
 
-def _finish(model, params, echo, record_time, model_file, model_format):
-    """The summary lines, then the model file in the format asked for."""
-    _summary(model, params, echo)
+def _finish(model, params, echo, log, record_time, model_file, model_format):
+    """The summary line, then the model file in the format asked for."""
+    _summary(model, params, echo, log)
     if record_time:
         model.header.append(("train_time", round(model.train_time, 6)))
 
@@ -284,22 +284,34 @@ def _size_of(path):
         return None
 
 
-def _summary(model, params, echo):
-    """LIBLINEAR-like closing lines: iterations, objective (both forms), nSV, time.
+def _summary(model, params, echo, log):
+    """One line at the end: data, parameters, iterations, objective, support
+    vectors, training time (LIBLINEAR's field names); with several binary
+    problems (one-vs-rest) their totals and mean objective, and each
+    problem's own line to ``log`` (shown with --verbose).
 
     Warnings (an iteration cap reached) come from the solvers through ``log``.
     """
     header = dict(model.header)
     lam = header["lambda_used"]
-    echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, "
-         f"{len(model.labels)} classes, lambda = {lam:.6g} (C = {header['C_used']:.6g})")
-    for label, r in zip(model.labels, model.fit_results):
-        prefix = f"class {label:g}: " if len(model.fit_results) > 1 else ""
-        echo(f"{prefix}optimization finished, #iter = {r.n_iter}")
-        echo(f"{prefix}Objective value = {r.objective:.10g} (lambda form; C form {r.objective / lam:.10g})")
-        if "n_sv" in r.info:
-            echo(f"{prefix}nSV = {r.info['n_sv']}")
-    echo(f"Training time = {model.train_time:.3f} s")
+    results = model.fit_results
+    k = len(results)
+    objective = sum(r.objective for r in results) / k
+    fields = [f"#iter = {sum(r.n_iter for r in results)}" + (f" ({k} one-vs-rest problems)" if k > 1 else ""),
+              f"Objective value = {objective:.10g} (lambda form{', mean' if k > 1 else ''}; "
+              f"C form {objective / lam:.10g})"]
+    n_sv = getattr(model, "n_sv", None)
+    if n_sv is None and all("n_sv" in r.info for r in results):
+        n_sv = sum(r.info["n_sv"] for r in results)
+    if n_sv is not None:
+        fields.append(f"nSV = {n_sv}")
+    fields.append(f"Training time = {model.train_time:.3f} s")
+    if k > 1:
+        for label, r in zip(model.labels, results):
+            sv = f", nSV = {r.info['n_sv']}" if "n_sv" in r.info else ""
+            log(f"class {label:g}: #iter = {r.n_iter}, Objective value = {r.objective:.10g}{sv}")
+    echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, {len(model.labels)} "
+         f"classes, lambda = {lam:.6g} (C = {header['C_used']:.6g}): " + ", ".join(fields))
 
 
 def console_main():
