@@ -1,0 +1,102 @@
+"""First runs after installation: numba compile time per solver, with and without --precompile.
+
+The package is copied to a temporary directory, so numba's on-disk cache
+(kept beside the sources) starts empty; each figure is the wall time of
+``svm-train -q`` on heart_scale run with this interpreter from that copy.
+
+* without precompile: for each solver, the cache emptied, then its first
+  run (everything it uses compiles) and its second run;
+* with precompile: the cache emptied once, ``svm-train --precompile`` timed
+  (the set-up step of ``make install``), then each solver's first and second
+  run -- which should be within 0.3 s of each other (nothing compiles).
+
+``--baseline REF`` repeats the first part for a git revision (before/after).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOLVERS = [("dcd", []), ("pegasos", ["-s", "pegasos"]), ("ocas", ["-s", "ocas"]), ("sbp", ["-s", "sbp"]),
+           ("asset (nystrom)", ["-s", "asset"]), ("asset (fourier)", ["-s", "asset", "--approx", "fourier"]),
+           ("kernel pegasos", ["-s", "pegasos", "-t", "2"])]
+TRAIN = "import sys; from svmtrain.cli.train import main; sys.argv[0] = 'svm-train'; main()"
+
+
+def copy_package(src_root, dest):
+    """A copy of ``src_root``'s svmtrain package without any numba cache files."""
+    shutil.copytree(os.path.join(src_root, "svmtrain"), os.path.join(dest, "svmtrain"),
+                    ignore=shutil.ignore_patterns("*.nbi", "*.nbc", "__pycache__"))
+    return dest
+
+
+def clear_cache(tree):
+    for d, _, files in os.walk(os.path.join(tree, "svmtrain")):
+        for f in files:
+            if f.endswith((".nbi", ".nbc")):
+                os.unlink(os.path.join(d, f))
+
+
+def run(tree, args, data, model):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}   # the cache beside the copy
+    env["PYTHONPATH"] = tree
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", TRAIN, *args, data, model], check=True, env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def without_precompile(tree, data, model):
+    rows = []
+    for name, args in SOLVERS:
+        clear_cache(tree)
+        first = run(tree, ["-q"] + args, data, model)
+        rows.append((name, first, run(tree, ["-q"] + args, data, model)))
+    return rows
+
+
+def with_precompile(tree, data, model):
+    clear_cache(tree)
+    setup = run(tree, ["--precompile"], data, model)
+    rows = [(name, run(tree, ["-q"] + args, data, model), run(tree, ["-q"] + args, data, model))
+            for name, args in SOLVERS]
+    return setup, rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--baseline", metavar="REF", help="also time a git revision without precompile")
+    args = ap.parse_args()
+    data = os.path.join(ROOT, "data", "heart_scale.xz")
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "m")
+        here = copy_package(ROOT, os.path.join(tmp, "here"))
+        base_rows = None
+        if args.baseline:
+            wt = os.path.join(tmp, "baseline-worktree")
+            subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", "-q", wt, args.baseline], check=True)
+            try:
+                base = copy_package(wt, os.path.join(tmp, "baseline"))
+            finally:
+                subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", wt], check=False)
+            base_rows = without_precompile(base, data, model)
+        cold = without_precompile(here, data, model)
+        setup, warm = with_precompile(here, data, model)
+    print(f"heart_scale, wall seconds; {os.cpu_count()} cores")
+    print(f"svm-train --precompile (set-up, cache empty): {setup:.1f} s\n")
+    head = "| solver | " + (f"first run at {args.baseline} | " if base_rows else "") + \
+        "first run (no precompile) | second run | after --precompile: first run | second run | difference |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for k, (name, first, second) in enumerate(cold):
+        _, pf, ps = warm[k]
+        before = f"{base_rows[k][1]:.2f} | " if base_rows else ""
+        print(f"| {name} | {before}{first:.2f} | {second:.2f} | {pf:.2f} | {ps:.2f} | {pf - ps:+.2f} |")
+
+
+if __name__ == "__main__":
+    main()
