@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 import math
 
 from .errors import ParameterError
+from .tasks import DEFAULT_EPSILON, NAMES, REGRESSION, check_supported, default_loss
 
 
 @dataclass
@@ -24,7 +25,9 @@ class TrainParams:
     batch_size: int = 1         # -k: examples per stochastic step
     seed: int = 1               # --seed: every random choice flows from it
     average: bool = None        # --average: average the late iterates (solver default when None)
-    loss: str = "hinge"         # --loss: hinge | squared-hinge
+    task: str = "c"             # -z: c classification, r regression, p ranking, o one-class (svmtrain.tasks)
+    loss: str = None            # --loss (the task's default when None: hinge, epsilon-insensitive, ...)
+    epsilon: float = None       # -p: width of the epsilon-insensitive tube (regression; 0.1 when None)
     class_weights: dict = field(default_factory=dict)  # -w LABEL WEIGHT
     max_iter: int = None        # outer-iteration cap (solver default when None)
     threads: int = None         # --threads (all cores when None)
@@ -47,6 +50,12 @@ class TrainParams:
     eig_threshold: float = None  # --eig-threshold (nystrom)
     inner: str = None           # --inner pegasos | dcd
     strongly_convex: bool = False  # --strongly-convex (ASSET*)
+
+    def __post_init__(self):
+        if self.loss is None:
+            self.loss = default_loss(self.task)
+        if self.epsilon is None and self.task == REGRESSION:
+            self.epsilon = DEFAULT_EPSILON
 
     def resolved_lambda(self, n):
         """lambda for a training set of n rows."""
@@ -120,6 +129,20 @@ def _check_solver(p):
         raise ParameterError(f"unknown solver '{p.solver}'; known solvers: {', '.join(SOLVERS)}")
 
 
+def _check_task(p):
+    check_supported(p.solver, p.task, p.loss)
+    if p.epsilon is not None and p.task != REGRESSION:
+        raise ParameterError(f"-p (epsilon) applies to regression (-z r), not {NAMES.get(p.task, p.task)}")
+
+
+def _nonnegative(name, flag):
+    def check(p):
+        v = getattr(p, name)
+        if v is not None and not (v >= 0 and math.isfinite(v)):
+            raise ParameterError(f"{flag} must be >= 0 (got {v})")
+    return check
+
+
 def _check_kernel_options(p):
     """Kernel options with a solver that trains linear models only would be ignored: refuse them."""
     from .solvers import KERNEL_SOLVERS
@@ -150,7 +173,8 @@ CONSTRAINTS = [
     _check_unit_interval("holdout", "--holdout"),
     _positive("degree", "-d"),
     _positive("eig_threshold", "--eig-threshold"),
-    _check_choice("loss", "--loss", ("hinge", "squared-hinge")),
+    _check_task,
+    _nonnegative("epsilon", "-p"),
     _check_choice("ocas_method", "--ocas-method", ("ocas", "cp")),
     _check_choice("kernel_type", "-t", (None, 0, 1, 2, 3)),
     _positive("gamma", "-g"),

@@ -30,14 +30,15 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
 import re
 
 from ..errors import ParameterError
+from ..tasks import solvers_for
 
 # LIBLINEAR's -s numbers (linear default): number -> svm-train options, or the refusal
 LIBLINEAR_S = {
     "0": "L2-regularised logistic regression (LIBLINEAR -s 0) is not available yet; "
          "for a linear SVM use -s dcd",
-    "1": ["-s", "dcd", "--loss", "squared-hinge"],
-    "2": ["-s", "dcd", "--loss", "squared-hinge"],   # primal solver in LIBLINEAR; same optimum
-    "3": ["-s", "dcd", "--loss", "hinge"],
+    "1": ["-s", "dcd", "--task", "c", "--loss", "squared-hinge"],
+    "2": ["-s", "dcd", "--task", "c", "--loss", "squared-hinge"],   # primal solver in LIBLINEAR; same optimum
+    "3": ["-s", "dcd", "--task", "c", "--loss", "hinge"],
     "4": "Crammer-Singer multi-class (LIBLINEAR -s 4) is not available yet; "
          "-s dcd trains one-vs-rest (LIBLINEAR's -s 1/3 multi-class)",
     "5": "L1-regularised SVMs (LIBLINEAR -s 5) are not available; -s dcd --loss squared-hinge "
@@ -45,9 +46,9 @@ LIBLINEAR_S = {
     "6": "L1-regularised logistic regression (LIBLINEAR -s 6) is not available; "
          "for a linear SVM use -s dcd",
     "7": "logistic regression (LIBLINEAR -s 7) is not available yet; for a linear SVM use -s dcd",
-    "11": "support vector regression (LIBLINEAR -s 11) is not available yet",
-    "12": "support vector regression (LIBLINEAR -s 12) is not available yet",
-    "13": "support vector regression (LIBLINEAR -s 13) is not available yet",
+    "11": ["-s", "dcd", "--task", "r", "--loss", "squared-epsilon-insensitive"],   # primal; same optimum
+    "12": ["-s", "dcd", "--task", "r", "--loss", "squared-epsilon-insensitive"],
+    "13": ["-s", "dcd", "--task", "r", "--loss", "epsilon-insensitive"],
     "21": "one-class SVM (LIBLINEAR -s 21) is not available yet",
 }
 # LIBSVM's -s numbers (svm_type), read on a line with kernel options
@@ -67,7 +68,7 @@ SVMLIGHT_ONLY = ("-z", "-j", "-x", "-i", "-o", "-f")
 # message when the value would change the model (None: accepted, no effect)
 TRAIN_FOREIGN = {
     "-h": 1,   # shrinking (LIBSVM 0|1, SVMlight iterations before shrinking)
-    "-b": 1, "-z": 1, "-j": 1, "-n": 1, "-p": 1, "-x": 1, "-i": 1, "-o": 1, "-f": 1,
+    "-b": 1, "-z": 1, "-j": 1, "-n": 1, "-x": 1, "-i": 1, "-o": 1, "-f": 1,
     "-y": 1, "-u": 1, "-a": 1, "-#": 1, "-C": 0, "-W": 1,
 }
 PREDICT_FOREIGN = {"-b": 1, "-v": 1, "-f": 1, "-h": 0}
@@ -77,8 +78,6 @@ NO_EFFECT = {
     "-f": "SVMlight's final optimality check",
 }
 REFUSED = {
-    "-p": "-p (LIBSVM/LIBLINEAR's SVR epsilon, SVMlight's transduction fraction): regression and "
-          "transduction are not available yet",
     "-y": "-y (SVMlight's restart from alphas) has no equivalent",
     "-u": "-u (SVMlight's user-defined kernel) has no equivalent; kernels are -t 0|1|2|3",
     "-a": "-a (SVMlight's alphas file) has no equivalent; the model file holds the coefficients",
@@ -166,19 +165,26 @@ def translate_train(args, command):
     """svm-train's own argument list for ``args``, which may be written for
     LIBSVM, LIBLINEAR or SVMlight; ParameterError names the equivalent of
     anything that would train a different model here."""
-    line = Line(list(args), arity_of(command, TRAIN_FOREIGN))
-    svmlight = any(line.has(f) for f in SVMLIGHT_ONLY)
+    arity = arity_of(command, TRAIN_FOREIGN)
+    svmlight = any(a in SVMLIGHT_ONLY for a in args)
+    if svmlight:
+        arity["-w"] = 1         # SVMlight's -w EPS (regression tube), not LIBSVM's -wLABEL WEIGHT
+    line = Line(list(args), arity)
     _check_quiet(line)
     _check_help(line)
     _optimiser_only(line)
     _refused(line)
-    _svmlight_task(line)
+    if svmlight:
+        _svmlight_task(line)
     _svmlight_cost_factor(line)
     _check_folds(line)
     _check_lambda(line)
     _check_class_weights(line)
     if svmlight:
         _svmlight_defaults(line)
+    elif line.has("-p") and not line.has("--task") and not line.has("-s"):
+        raise ParameterError("-p (epsilon) is LIBSVM/LIBLINEAR's regression tube width: give --task r "
+                             "(or LIBLINEAR's -s 11|12|13)")
     _solver_of(line)
     _probability_or_bias(line)
     return line.args()
@@ -249,15 +255,18 @@ def _refused(line):
 
 
 def _svmlight_task(line):
-    z = line.value("-z")
-    if not line.has("-z"):
-        return
-    tasks = {"r": "regression (-z r)", "p": "preference ranking (-z p)", "o": "one-class (-z o)"}
-    if z in tasks:
-        raise ParameterError(f"{tasks[z]} is not available yet; svm-train trains classifiers (-z c)")
-    if z != "c":
-        raise ParameterError(f"-z takes c, r, p or o (got {z})")
-    line.drop("-z")
+    """SVMlight's -z becomes --task (svmtrain's own spelling); its -w EPS becomes -p EPS."""
+    if line.has("-p"):
+        raise ParameterError("-p (SVMlight's transduction fraction) has no equivalent")
+    if line.has("-z"):
+        z = line.value("-z")
+        line.drop("-z")
+        line.options.append(["--task", [z]])
+    for flag, values in line.options:
+        if flag == "-w" and len(values) == 1:           # SVMlight's tube width (regression)
+            flag_values = ["-p", values]
+            line.options[line.options.index([flag, values])] = flag_values
+            break
 
 
 def _svmlight_cost_factor(line):
@@ -309,7 +318,13 @@ def _svmlight_defaults(line):
     if b not in ("0", "1"):
         raise ParameterError(f"-b takes 0 or 1 (got {b})")
     line.drop("-b")
-    if line.has("-s"):
+    task = line.value("--task") or "c"
+    if line.has("-s") or task != "c":
+        if task != "c" and b == "1" and solvers_for(task):
+            raise ParameterError(f"-z {task} with SVMlight's biased hyperplane (-b 1, its default) has no "
+                                 "equivalent yet: -b 0 trains it without a bias (-s dcd)")
+        if task != "c" and not line.has("-s"):
+            line.options.insert(0, ["-s", ["dcd"]])
         return
     if b == "1":            # the biased hyperplane: the kernel solver's unregularised bias
         line.options.insert(0, ["-s", [KERNEL_SOLVER]])
@@ -346,11 +361,12 @@ def _solver_of(line):
         if target is None:              # LIBSVM's C-SVC
             line.options.insert(0, ["-s", [KERNEL_SOLVER]])
             return
-        loss = line.value("--loss")
-        if loss is not None and loss != target[3]:
-            raise ParameterError(f"-s {s} is LIBLINEAR's {target[3]} loss; it contradicts --loss {loss}")
-        line.drop("--loss")
-        line.options = [[target[0], [target[1]]], [target[2], [target[3]]]] + line.options
+        for flag, value in zip(target[::2], target[1::2]):
+            given = line.value(flag)
+            if given is not None and given != value:
+                raise ParameterError(f"-s {s} is LIBLINEAR's {flag} {value}; it contradicts {flag} {given}")
+            line.drop(flag)
+        line.options = [[flag, [value]] for flag, value in zip(target[::2], target[1::2])] + line.options
     elif _NUMBER.match(s):
         raise ParameterError(f"-s {s}: -s names the solver here (dcd, ocas, pegasos, sbp, asset); "
                              "SVMlight's kernel scale s is -g")

@@ -6,6 +6,7 @@ import click
 from .. import __version__
 from ..errors import ParameterError
 from ..solvers import SOLVERS
+from ..tasks import ALL_LOSSES, NAMES as TASKS
 from ._errors import handle_errors, parse_foreign, run_and_exit
 from ._progress import Progress, bars_wanted
 from .foreign import translate_train
@@ -62,8 +63,12 @@ def _precompile(ctx, _param, value):
 @click.option("-k", "batch_size", type=int, default=1, show_default=True, help="Mini-batch size (pegasos, asset).")
 @click.option("--average/--no-average", default=None,
               help="Average the iterates of the last half of the run (pegasos, asset; default on).")
-@click.option("--loss", type=click.Choice(["hinge", "squared-hinge"]), default="hinge", show_default=True,
-              help="Loss (dcd).")
+@click.option("--task", type=click.Choice(list(TASKS)), default="c", show_default=True,
+              help="c classification, r regression, p preference ranking, o one-class (SVMlight's -z).")
+@click.option("--loss", type=click.Choice(ALL_LOSSES), metavar="LOSS",
+              help="Classification: hinge (default), squared-hinge; regression: epsilon-insensitive (default), "
+              "squared-epsilon-insensitive.")
+@click.option("-p", "epsilon", type=float, help="Regression: width of the epsilon-insensitive tube (default 0.1).")
 @click.option("-w", "class_weights", type=(float, float), multiple=True, metavar="LABEL WEIGHT",
               help="Multiply C of class LABEL by WEIGHT (dcd, ocas, asset; LIBLINEAR's -wi). Repeatable.")
 @click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")

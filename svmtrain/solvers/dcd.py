@@ -31,8 +31,6 @@ def check_params(params, class_cost):
     """(eps, max_iter) after checking what dcd supports; raises ParameterError."""
     if params.unreg_bias:
         raise ParameterError("-R (unregularized bias) is not supported by -s dcd; use -B")
-    if params.loss not in LOSS_CODES:
-        raise ParameterError(f"--loss must be hinge or squared-hinge for -s dcd (got {params.loss})")
     for c in class_cost:
         if not (c > 0 and math.isfinite(c)):
             raise ParameterError(f"class weights must be > 0 (got {c})")

@@ -32,8 +32,6 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
     for _, cost in problems:
         if tuple(cost) != (1.0, 1.0):
             raise ParameterError("-w (class weights) is not supported by -s pegasos; -s asset trains a kernel model with -w")
-    if params.loss != "hinge":
-        raise ParameterError("-s pegasos supports only --loss hinge")
     if params.bias >= 0:
         raise ParameterError("-B is not supported with a kernel (-t 1|2|3); use -R for a bias")
     with threads(params):

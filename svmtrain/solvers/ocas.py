@@ -181,8 +181,6 @@ def check_params(params, class_cost):
     """Raise ParameterError for what -s ocas cannot do (shared with the Dask engine)."""
     if params.unreg_bias:
         raise ParameterError("-R is not supported by -s ocas; use -B")
-    if params.loss != "hinge":
-        raise ParameterError(f"-s ocas supports only --loss hinge (got {params.loss})")
     if params.cut_buffer is not None and params.cut_buffer < 2:
         raise ParameterError("--cut-buffer must be at least 2 for -s ocas")
     if params.ocas_method not in ("ocas", "cp"):

@@ -123,8 +123,6 @@ def check_params(params, class_cost):
     """Raise ParameterError for what -s pegasos cannot do (shared with the Dask engine)."""
     if tuple(class_cost) != (1.0, 1.0):
         raise ParameterError("-w (class weights) is not supported by -s pegasos; use -s dcd")
-    if params.loss != "hinge":
-        raise ParameterError("-s pegasos supports only --loss hinge")
 
 
 def _current(v, state, acc, corr, averaged):

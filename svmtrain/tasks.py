@@ -1,0 +1,69 @@
+"""The task axis: what a model predicts, by which loss, and which solver trains it.
+
+A training run is a solver (``-s``) applied to a task (``-z``) with a loss
+(``--loss``)::
+
+    -z c  classification       hinge, squared-hinge          labels; one-vs-rest for k > 2
+    -z r  regression           epsilon-insensitive,          real targets; -p epsilon
+                               squared-epsilon-insensitive
+    -z p  preference ranking   pairwise-hinge                labels are relevance, qid: groups
+    -z o  one-class            one-class                     labels ignored
+
+(SVMlight's letters for c, r and p; o added.) :data:`SUPPORT` is the one
+place that says which solver trains which task with which loss; every
+entry point (command line, Python API, streaming, Dask) checks a run
+against it through :func:`check_supported`, so a solver never sees a pair
+it does not implement and holds no if-ladder of its own.
+"""
+from .errors import ParameterError
+
+CLASSIFICATION, REGRESSION, RANKING, ONE_CLASS = "c", "r", "p", "o"
+NAMES = {CLASSIFICATION: "classification", REGRESSION: "regression", RANKING: "ranking", ONE_CLASS: "one-class"}
+LOSSES = {
+    CLASSIFICATION: ("hinge", "squared-hinge"),
+    REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive"),
+    RANKING: ("pairwise-hinge",),
+    ONE_CLASS: ("one-class",),
+}
+DEFAULT_LOSS = {task: losses[0] for task, losses in LOSSES.items()}
+ALL_LOSSES = tuple(loss for losses in LOSSES.values() for loss in losses)
+DEFAULT_EPSILON = 0.1       # -p, as LIBLINEAR and LIBSVM
+
+# solver -> task -> the losses it trains for that task
+SUPPORT = {
+    "dcd": {CLASSIFICATION: ("hinge", "squared-hinge")},
+    "ocas": {CLASSIFICATION: ("hinge",)},
+    "pegasos": {CLASSIFICATION: ("hinge",)},
+    "sbp": {CLASSIFICATION: ("hinge",)},
+    "asset": {CLASSIFICATION: ("hinge", "squared-hinge")},    # squared hinge with --inner dcd
+}
+
+
+def default_loss(task):
+    """The loss of ``task`` when --loss is not given (None for an unknown task)."""
+    return DEFAULT_LOSS.get(task)
+
+
+def solvers_for(task, loss=None):
+    """The solvers that train ``task`` (with ``loss`` when given), in SUPPORT's order."""
+    return [s for s, tasks in SUPPORT.items() if task in tasks and (loss is None or loss in tasks[task])]
+
+
+def check_supported(solver, task, loss):
+    """Raise ParameterError naming the alternatives unless ``solver`` trains ``task`` with ``loss``."""
+    if task not in NAMES:
+        raise ParameterError(f"-z must be one of {', '.join(NAMES)} (got {task})")
+    if loss not in LOSSES[task]:
+        raise ParameterError(f"--loss {loss} is not a {NAMES[task]} loss; -z {task} takes "
+                             f"{', '.join(LOSSES[task])}")
+    tasks = SUPPORT.get(solver, {})
+    if task in tasks and loss in tasks[task]:
+        return
+    others = solvers_for(task, loss)
+    what = f"{NAMES[task]} (--task {task})" + ("" if loss == DEFAULT_LOSS[task] else f" with --loss {loss}")
+    hints = []
+    if task in tasks:
+        hints.append(f"it takes --loss {', '.join(tasks[task])} there")
+    if others:
+        hints.append(f"solvers that do: {', '.join('-s ' + s for s in others)}")
+    raise ParameterError(f"-s {solver} does not train {what}; " + ("; ".join(hints) or "no solver trains it yet"))

@@ -1,0 +1,47 @@
+"""The task axis: one table of which solver trains which task with which loss."""
+import pytest
+
+from svmtrain import tasks
+from svmtrain.errors import ParameterError
+from svmtrain.params import TrainParams, check_params
+from svmtrain.solvers import SOLVERS
+
+
+def test_every_solver_is_in_the_table_with_losses_of_its_tasks():
+    assert set(tasks.SUPPORT) == set(SOLVERS)
+    for solver, by_task in tasks.SUPPORT.items():
+        assert by_task, solver
+        for task, losses in by_task.items():
+            assert set(losses) <= set(tasks.LOSSES[task]), (solver, task)
+
+
+def test_default_loss_follows_the_task():
+    assert TrainParams().loss == "hinge" and TrainParams().epsilon is None
+    r = TrainParams(task="r")
+    assert r.loss == "epsilon-insensitive" and r.epsilon == 0.1
+    assert TrainParams(task="r", loss="squared-epsilon-insensitive", epsilon=0.5).epsilon == 0.5
+
+
+@pytest.mark.parametrize("kw, says", [
+    ({"solver": "ocas", "loss": "squared-hinge"}, "solvers that do: -s dcd, -s asset"),
+    ({"solver": "pegasos", "task": "p"}, "no solver trains it yet"),
+    ({"task": "c", "loss": "epsilon-insensitive"}, "is not a classification loss"),
+    ({"task": "x"}, "-z must be one of c, r, p, o"),
+    ({"epsilon": 0.1}, "-p (epsilon) applies to regression"),
+])
+def test_unsupported_pairs_are_refused_with_the_alternatives(kw, says):
+    with pytest.raises(ParameterError) as e:
+        check_params(TrainParams(**kw))
+    assert says in str(e.value)
+
+
+def test_supported_pairs_pass():
+    for solver, by_task in tasks.SUPPORT.items():
+        for task, losses in by_task.items():
+            for loss in losses:
+                check_params(TrainParams(solver=solver, task=task, loss=loss))
+
+
+def test_solvers_for_lists_in_table_order():
+    assert tasks.solvers_for("c", "squared-hinge") == ["dcd", "asset"]
+    assert tasks.solvers_for("o") == []
