@@ -2,7 +2,9 @@
 
 A :class:`LinearModel` holds ``m`` weight columns: ``m = 1`` for a binary
 problem (the column scores ``labels[0]`` against ``labels[1]``, as in
-LIBLINEAR) and ``m = k`` for a k-class one-vs-rest problem.
+LIBLINEAR) and ``m = k`` for a k-class one-vs-rest problem. A regression
+model (``task = "r"``) has no labels and one column: its score is the
+prediction.
 """
 from dataclasses import dataclass, field
 
@@ -42,6 +44,7 @@ class LinearModel(ScoredModel):
     b: np.ndarray = None        # float64[m], unregularised (-R) bias, zeros otherwise
     solver: str = ""
     header: list = field(default_factory=list)   # (key, value) pairs: parameters, objective, time...
+    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, np.float64)
@@ -56,6 +59,12 @@ class LinearModel(ScoredModel):
     def n_models(self):
         return self.W.shape[1]
 
+    def predict_from_scores(self, scores):
+        """The prediction of each row: its original label, or for regression its score."""
+        if self.task == "r":
+            return scores[:, 0].copy()
+        return super().predict_from_scores(scores)
+
     def decision_function(self, chunk):
         """float64[n, m]: scores of each row; features beyond the model are ignored."""
         out = np.empty((chunk.n_rows, self.n_models), np.float64)
@@ -68,8 +77,8 @@ class LinearModel(ScoredModel):
     FIELDS = ("labels", "n_features", "n_models", "bias", "b")
 
     def file_fields(self):
-        return [("labels", self.labels), ("n_features", self.n_features), ("n_models", self.n_models),
-                ("bias", float(self.bias)), ("b", self.b)]
+        return [("task", self.task), ("labels", self.labels), ("n_features", self.n_features),
+                ("n_models", self.n_models), ("bias", float(self.bias)), ("b", self.b)]
 
     def file_sections(self):
         return [("W", self.W)]
@@ -82,13 +91,20 @@ class LinearModel(ScoredModel):
         n_models = fields.int("n_models", minimum=1)
         bias = fields.floats("bias", 1)[0]
         b = fields.floats("b", n_models)
-        check_label_columns(fields, labels, n_models)
+        task = str(dict(header).get("task", "c")).strip()     # files before the task axis: classification
+        if task == "r":
+            if n_models != 1 or len(labels):
+                fields.fail("n_models", "a regression model has one score column and no labels")
+        elif task == "c":
+            check_label_columns(fields, labels, n_models)
+        else:
+            fields.fail("labels", f"a linear model's task must be c or r (got {task[:20]!r})")
         rows = n_features + (1 if bias >= 0 else 0)
         W = sections.get("W")
         if W is None or W.shape != (rows, n_models):
             fields.fail("n_features", f"section W must be {rows} x {n_models}")
         return cls(labels=labels, W=W, n_features=n_features, bias=bias, b=b,
-                   solver=dict(header).get("solver", ""), header=header)
+                   solver=dict(header).get("solver", ""), header=header, task=task)
 
 
 

@@ -28,6 +28,51 @@ class PredictionSummary:
         return "Accuracy = %g%% (%d/%d)" % (100.0 * self.accuracy, self.correct, self.total)
 
 
+@dataclass
+class RegressionSummary:
+    """LIBSVM's regression measures, accumulated chunk by chunk (sums only)."""
+    total: int = 0
+    sq_err: float = 0.0
+    sum_p: float = 0.0
+    sum_y: float = 0.0
+    sum_pp: float = 0.0
+    sum_yy: float = 0.0
+    sum_py: float = 0.0
+
+    def add(self, pred, truth):
+        self.total += len(pred)
+        self.sq_err += float(np.sum((pred - truth) ** 2))
+        self.sum_p += float(pred.sum())
+        self.sum_y += float(truth.sum())
+        self.sum_pp += float(pred @ pred)
+        self.sum_yy += float(truth @ truth)
+        self.sum_py += float(pred @ truth)
+
+    @property
+    def mse(self):
+        return self.sq_err / self.total if self.total else 0.0
+
+    @property
+    def scc(self):
+        """The squared correlation coefficient of predictions and targets (LIBSVM's formula)."""
+        n = self.total
+        num = (n * self.sum_py - self.sum_p * self.sum_y) ** 2
+        den = (n * self.sum_pp - self.sum_p ** 2) * (n * self.sum_yy - self.sum_y ** 2)
+        return num / den if den > 0 else float("nan")
+
+    def line(self, prefix=""):
+        """LIBSVM's two lines, e.g. 'Mean squared error = 124.6 (regression)'."""
+        return (f"{prefix}Mean squared error = {self.mse:g} (regression)\n"
+                f"{prefix}Squared correlation coefficient = {self.scc:g} (regression)")
+
+
+def regression_summary(pred, truth):
+    """The RegressionSummary of predictions ``pred`` against targets ``truth``."""
+    summary = RegressionSummary()
+    summary.add(np.asarray(pred, np.float64), np.asarray(truth, np.float64))
+    return summary
+
+
 def predict(data, model):
     """Predicted original labels (float64[n]) of ``data`` (a Chunk or a path)."""
     if not isinstance(data, Chunk):
@@ -41,8 +86,12 @@ def predict_stream(chunks, model, out, decision_values=False):
 
     With ``decision_values`` each line continues with the model's scores, in
     the model's label order (one score for a binary model). Returns a
-    PredictionSummary against the labels in the data.
+    PredictionSummary against the labels in the data; for a regression model
+    one value per line (``%.17g``, as LIBSVM and LIBLINEAR) and a
+    RegressionSummary against the targets.
     """
+    if getattr(model, "task", "c") == "r":
+        return _predict_values(chunks, model, out, decision_values)
     summary = PredictionSummary()
     label_text = np.array([format_label(x) for x in model.labels], dtype=object)
     for chunk in chunks:
@@ -58,5 +107,18 @@ def predict_stream(chunks, model, out, decision_values=False):
             for col in cols:
                 text = text + " " + col
         out.write("\n".join(text.tolist()))
+        out.write("\n")
+    return summary
+
+
+def _predict_values(chunks, model, out, decision_values):
+    """A regression model's predictions, one per line; the decision value is the prediction."""
+    summary = RegressionSummary()
+    for chunk in chunks:
+        if chunk.n_rows == 0:
+            continue
+        pred = model.predict_from_scores(model.decision_function(chunk))
+        summary.add(pred, chunk.labels)
+        out.write("\n".join(np.char.mod("%.17g", pred).tolist()))
         out.write("\n")
     return summary

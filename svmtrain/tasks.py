@@ -31,7 +31,8 @@ DEFAULT_EPSILON = 0.1       # -p, as LIBLINEAR and LIBSVM
 
 # solver -> task -> the losses it trains for that task
 SUPPORT = {
-    "dcd": {CLASSIFICATION: ("hinge", "squared-hinge")},
+    "dcd": {CLASSIFICATION: ("hinge", "squared-hinge"),
+            REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
     "ocas": {CLASSIFICATION: ("hinge",)},
     "pegasos": {CLASSIFICATION: ("hinge",)},
     "sbp": {CLASSIFICATION: ("hinge",)},

@@ -14,6 +14,7 @@ from .model import LinearModel
 from .params import check_params
 from .solvers import get_solver
 from .solvers.base import for_problem, split_progress, with_defaults
+from .tasks import REGRESSION
 
 
 def label_order(labels):
@@ -49,11 +50,25 @@ def check_class_weights(params, order):
         raise ParameterError(f"-w names label(s) not in the training data: {', '.join(f'{u:g}' for u in sorted(unknown))}")
 
 
+def task_problems(labels, params):
+    """(label order, [(y, class_cost)] per weight column) of ``params.task``:
+    classification makes one binary problem (y in {+1, -1}) per column in
+    LIBLINEAR's label order; regression one problem on the targets, no labels."""
+    if params.task == REGRESSION:
+        if params.class_weights:
+            raise ParameterError("-w (class weights) applies to classification, not regression")
+        return np.empty(0, np.float64), [(np.asarray(labels, np.float64), (1.0, 1.0))]
+    order = label_order(labels)
+    check_class_weights(params, order)
+    return order, list(_binary_problems(labels, order, params))
+
+
 def train(data, params, progress=None, log=None, n_features=None, source=None, monitor=None):
     """Train a model on ``data`` (a Chunk, or a path read with the fast reader).
 
-    Two distinct labels give one binary model, more give one-vs-rest. The
-    returned model predicts the original labels, and its numbers are all
+    Classification: two distinct labels give one binary model, more give
+    one-vs-rest, and the model predicts the original labels; regression
+    (``params.task == "r"``): one model of the targets. The model is and its numbers are all
     finite (otherwise SvmtrainError). ``n_features`` overrides the dimension
     (the largest index in ``data`` otherwise); ``source`` names the data in
     error messages. ``monitor`` (e.g. a :class:`svmtrain.trace.Trace`) is
@@ -70,10 +85,8 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
     check_magnitudes(data, source)
     solver = get_solver(params.solver, params.kernel_type)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
-    order = label_order(data.labels)
-    check_class_weights(params, order)
     d = data.n_features if n_features is None else int(n_features)
-    problems = list(_binary_problems(data.labels, order, params))
+    order, problems = task_problems(data.labels, params)
     start = time.perf_counter()
     if hasattr(monitor, "begin"):
         monitor.begin()     # a trace's time zero is the solver's start, as train_time's
@@ -141,13 +154,21 @@ def linear_model(order, results, d, params):
     if len(order) == 1:
         W[:] = 0.0
     model = LinearModel(labels=order, W=W, n_features=d, bias=params.bias,
-                        b=np.array([r.b for r in results]), solver=params.solver)
+                        b=np.array([r.b for r in results]), solver=params.solver, task=params.task)
     model.fit_results = results
     return model
 
 
 def cross_validate(data, params, folds, log=None, source=None):
     """Accuracy (0..1) of ``folds``-fold cross-validation; folds drawn from params.seed."""
+    pred = cross_val_predict(data, params, folds, source=source)
+    return float(np.mean(pred == data.labels))
+
+
+def cross_val_predict(data, params, folds, source=None):
+    """The out-of-fold prediction of every row (labels, or regression values):
+    each fold predicted by the model trained on the others; folds drawn from
+    params.seed. ``data`` is a Chunk or a path."""
     if folds < 2:
         raise ParameterError(f"-v needs at least 2 folds (got {folds})")
     if not isinstance(data, Chunk):
@@ -158,13 +179,11 @@ def cross_validate(data, params, folds, log=None, source=None):
         raise ParameterError(f"-v {folds}: more folds than the {n} training rows")
     rng = np.random.default_rng(params.seed)
     fold_of = rng.permutation(n) % folds
-    correct = 0
+    pred = np.empty(n, np.float64)
     d = data.n_features
     for k in range(folds):
         train_rows = np.flatnonzero(fold_of != k)
         test_rows = np.flatnonzero(fold_of == k)
         model = train(take_rows(data, train_rows), params, log=None, n_features=d, source=source)
-        pred = model.predict(take_rows(data, test_rows))
-        correct += int(np.sum(pred == data.labels[test_rows]))
-    return correct / n
-
+        pred[test_rows] = model.predict(take_rows(data, test_rows))
+    return pred

@@ -181,10 +181,17 @@ def test_damaged_files(tmp_path, text, line, what):
     assert "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize("st", ["L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL", "ONECLASS_SVM"])
-def test_regression_and_oneclass_rejected(tmp_path, st):
-    with pytest.raises(ModelFormatError, match=f"solver_type {st} .regression/one-class. is not supported"):
-        read_liblinear_model(write(tmp_path, GOOD.replace("L2R_L1LOSS_SVC_DUAL", st)))
+def test_oneclass_rejected(tmp_path):
+    with pytest.raises(ModelFormatError, match="solver_type ONECLASS_SVM .one-class. is not supported"):
+        read_liblinear_model(write(tmp_path, GOOD.replace("L2R_L1LOSS_SVC_DUAL", "ONECLASS_SVM")))
+
+
+@pytest.mark.parametrize("st", ["L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL"])
+def test_regression_types_read_as_regression_models(tmp_path, st):
+    text = f"solver_type {st}\nnr_class 2\nnr_feature 2\nbias 1\nw\n0.5 \n-1.25 \n3 \n"
+    model = read_liblinear_model(write(tmp_path, text))
+    assert model.task == "r" and len(model.labels) == 0 and model.n_models == 1
+    assert model.W[:, 0].tolist() == [0.5, -1.25, 3.0] and model.bias == 1.0
 
 
 def test_sniffing(tmp_path):

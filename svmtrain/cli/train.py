@@ -203,9 +203,7 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
         warn_qid(data, display_name(train_file))
 
     if folds is not None:
-        from ..training import cross_validate
-        acc = cross_validate(data, params, folds, source=display_name(train_file))
-        click.echo("Cross Validation Accuracy = %g%%" % (100.0 * acc))
+        click.echo(_cross_validation_lines(data, params, folds, display_name(train_file)))
         return
 
     from ..training import train
@@ -220,6 +218,18 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     _finish(model, params, echo, log, record_time, model_file, model_format)
     if monitor is not None:
         monitor.write(trace["trace"])
+
+
+def _cross_validation_lines(data, params, folds, source):
+    """LIBSVM's -v output: the accuracy, or for regression the MSE and squared correlation."""
+    import numpy as np
+
+    from ..predict import regression_summary
+    from ..training import cross_val_predict
+    pred = cross_val_predict(data, params, folds, source=source)
+    if params.task == "r":
+        return regression_summary(pred, data.labels).line("Cross Validation ")
+    return "Cross Validation Accuracy = %g%%" % (100.0 * float(np.mean(pred == data.labels)))
 
 
 def warn_qid(data, source):
@@ -315,8 +325,9 @@ def _summary(model, params, echo, log):
         for label, r in zip(model.labels, results):
             sv = f", nSV = {r.info['n_sv']}" if "n_sv" in r.info else ""
             log(f"class {label:g}: #iter = {r.n_iter}, Objective value = {r.objective:.10g}{sv}")
-    echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, {len(model.labels)} "
-         f"classes, lambda = {lam:.6g} (C = {header['C_used']:.6g}): " + ", ".join(fields))
+    what = "regression" if params.task == "r" else f"{len(model.labels)} classes"
+    echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, {what}, "
+         f"lambda = {lam:.6g} (C = {header['C_used']:.6g}): " + ", ".join(fields))
 
 
 def console_main():

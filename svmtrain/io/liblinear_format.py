@@ -21,8 +21,9 @@ tie). Labels are integers. One-class models add a ``rho`` line.
 
 Interop rules implemented here:
 
-* Reading: every classification solver_type is accepted; regression and
-  one-class types raise ModelFormatError. A two-class MCSVM_CS model keeps
+* Reading: every classification and regression (SVR) solver_type is
+  accepted; a regression model (no ``label`` line) becomes a LinearModel
+  with ``task = "r"``; one-class models raise ModelFormatError. A two-class MCSVM_CS model keeps
   only its first column: LIBLINEAR predicts every two-class model by
   ``w[:,0].x > 0 -> label[0]`` and never looks at the second column, so
   that column alone is the equivalent binary model. A model of one label
@@ -37,7 +38,11 @@ Interop rules implemented here:
   unregularised bias ``b`` (-R) is folded into LIBLINEAR's bias feature:
   without -B the file gets ``bias 1`` and a last row equal to ``b``; with
   ``-B B > 0`` the last row becomes ``w_last + b / B``; with ``-B 0`` the
-  bias value becomes 1 and the last row ``b``. Numbers are written with
+  bias value becomes 1 and the last row ``b``. A regression model is
+  written as L2R_L1LOSS_SVR_DUAL (epsilon-insensitive loss) or
+  L2R_L2LOSS_SVR_DUAL (squared), or its own type when read from a
+  LIBLINEAR file, with ``nr_class 2`` and no label line, as LIBLINEAR
+  writes it. Numbers are written with
   ``repr`` (shortest round-trip form, which LIBLINEAR's ``%lf`` reads back
   exactly).
 """
@@ -55,9 +60,8 @@ CLASSIFICATION_TYPES = (
     "L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL",
     "MCSVM_CS", "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL",
 )
-UNSUPPORTED_TYPES = (
-    "L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL", "ONECLASS_SVM",
-)
+REGRESSION_TYPES = ("L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL")
+UNSUPPORTED_TYPES = ("ONECLASS_SVM",)
 HEADER_KEY = "liblinear_solver_type"
 
 _INT = re.compile(r"[+-]?\d+\Z")
@@ -89,7 +93,7 @@ def _parse_int(tok, path, line, what):
 
 
 def read_liblinear_model(path):
-    """Read a LIBLINEAR classification model file as a LinearModel."""
+    """Read a LIBLINEAR classification or regression model file as a LinearModel."""
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
@@ -120,8 +124,8 @@ def read_liblinear_model(path):
                 raise ModelFormatError(path, lineno, "solver_type takes one name")
             st = args[0]
             if st in UNSUPPORTED_TYPES:
-                raise ModelFormatError(path, None, f"LIBLINEAR solver_type {st} (regression/one-class) is not supported")
-            if st not in CLASSIFICATION_TYPES:
+                raise ModelFormatError(path, None, f"LIBLINEAR solver_type {st} (one-class) is not supported")
+            if st not in CLASSIFICATION_TYPES + REGRESSION_TYPES:
                 raise ModelFormatError(path, lineno, f"unknown solver_type '{st}'")
             head[key] = (st, lineno)
         elif key in ("nr_class", "nr_feature"):
@@ -142,11 +146,17 @@ def read_liblinear_model(path):
     if w_line is None:
         n_lines = len(lines) - (1 if lines and not lines[-1] else 0)
         raise ModelFormatError(path, max(n_lines, 1), "truncated: no 'w' line")
-    for key in ("solver_type", "nr_class", "label", "nr_feature", "bias"):
+    regression = "solver_type" in head and head["solver_type"][0] in REGRESSION_TYPES
+    for key in ("solver_type", "nr_class", "nr_feature", "bias") + (() if regression else ("label",)):
         if key not in head:
             raise ModelFormatError(path, w_line, f"missing '{key}' before 'w'")
     st = head["solver_type"][0]
     nr_class, nr_feature = head["nr_class"][0], head["nr_feature"][0]
+    if regression:
+        W = _parse_w(path, lines, w_line, nr_feature + (1 if head["bias"][0] >= 0 else 0), 1)
+        header = [(HEADER_KEY, st), ("source", "liblinear"), ("task", "r")]
+        return LinearModel(labels=np.empty(0), W=W, n_features=nr_feature, bias=head["bias"][0],
+                           solver="liblinear:" + st, header=header, task="r")
     labels, label_line = head["label"]
     bias = head["bias"][0]
     if len(labels) != nr_class:
@@ -221,7 +231,9 @@ def _fmt(x):
 
 
 def write_liblinear_model(model, path):
-    """Write a LinearModel (binary or one-vs-rest) as a LIBLINEAR model file."""
+    """Write a LinearModel (binary, one-vs-rest or regression) as a LIBLINEAR model file."""
+    if getattr(model, "task", "c") == "r":
+        return _write_regression(model, path)
     labels = np.asarray(model.labels, np.float64)
     int_labels = []
     for v in labels:
@@ -280,3 +292,23 @@ def write_liblinear_model(model, path):
         f.write("w\n")
         rows = [" ".join(_fmt(x) for x in row) + " \n" for row in W.tolist()]
         f.write("".join(rows))
+
+
+def _write_regression(model, path):
+    """A regression LinearModel as LIBLINEAR's SVR model file (nr_class 2, no labels)."""
+    W = np.asarray(model.W, np.float64)
+    if W.shape[1] != 1 or not np.all(np.isfinite(W)):
+        raise ParameterError("cannot write this regression model: one finite weight column needed")
+    b = float(model.b[0]) if model.b is not None else 0.0
+    bias = float(model.bias)
+    if b != 0.0:
+        raise ParameterError("LIBLINEAR's regression models have no unregularised bias (-R)")
+    header = dict(model.header or [])
+    st = header.get(HEADER_KEY)
+    if st not in REGRESSION_TYPES:
+        squared = header.get("loss") == "squared-epsilon-insensitive"
+        st = "L2R_L2LOSS_SVR_DUAL" if squared else "L2R_L1LOSS_SVR_DUAL"
+    with atomic_write(path) as f:
+        f.write(f"solver_type {st}\nnr_class 2\nnr_feature {int(model.n_features)}\n")
+        f.write(f"bias {_fmt(bias if bias >= 0 else -1.0)}\nw\n")
+        f.write("".join(_fmt(x) + " \n" for x in W[:, 0].tolist()))

@@ -1,0 +1,202 @@
+"""Regression (--task r): dcd's SVR against a NumPy twin and LIBLINEAR, model files, both commands."""
+import lzma
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import shared
+from reference import reset_c_rand
+from svmtrain.cli.predict import main as predict_main
+from svmtrain.cli.train import main as train_main
+from svmtrain.dataset import Chunk
+from svmtrain.io.liblinear_format import read_liblinear_model, write_liblinear_model
+from svmtrain.io.model_io import load_model, save_model
+from svmtrain.params import TrainParams
+from svmtrain.predict import regression_summary
+from svmtrain.training import train
+
+LOSSES = ["epsilon-insensitive", "squared-epsilon-insensitive"]
+
+
+def synthetic(n=400, d=12, seed=0, density=0.6):
+    """Sparse rows, real targets y = x.w* + noise (the shared concrete_scale is optional)."""
+    rng = np.random.default_rng(seed)
+    dense = rng.normal(size=(n, d)) * (rng.random((n, d)) < density)
+    y = dense @ rng.normal(size=d) + 0.3 * rng.normal(size=n) + 2.0
+    rows, cols = np.nonzero(dense)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]).astype(np.int64)
+    chunk = Chunk(labels=y, indptr=indptr, indices=cols.astype(np.int32), values=dense[rows, cols],
+                  qid=np.zeros(n, np.int64))
+    return chunk, dense
+
+
+def write_text(path, chunk):
+    lines = []
+    for i in range(chunk.n_rows):
+        lo, hi = chunk.indptr[i], chunk.indptr[i + 1]
+        feats = " ".join(f"{j + 1}:{float(v)!r}" for j, v in zip(chunk.indices[lo:hi], chunk.values[lo:hi]))
+        lines.append(f"{float(chunk.labels[i])!r} {feats}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def twin_svr(A, y, C, p, squared, B=-1.0, sweeps=40000, tol=1e-14):
+    """Plain NumPy dual coordinate descent for SVR in row order, no shrinking (the twin)."""
+    if B >= 0:
+        A = np.hstack([A, np.full((A.shape[0], 1), B)])
+    lam, upper = (0.5 / C, np.inf) if squared else (0.0, C)
+    beta = np.zeros(len(y))
+    w = np.zeros(A.shape[1])
+    QD = (A * A).sum(axis=1) + lam
+    for _ in range(sweeps):
+        moved = 0.0
+        for i in range(len(y)):
+            G = A[i] @ w - y[i] + lam * beta[i]
+            Gp, Gn, b = G + p, G - p, beta[i]
+            if QD[i] == 0.0:        # an all-zero row: the linear term puts beta at a bound
+                d = (upper if Gp < 0 else (-upper if Gn > 0 else 0.0)) - b
+            else:
+                d = -Gp / QD[i] if Gp < QD[i] * b else (-Gn / QD[i] if Gn > QD[i] * b else -b)
+            nb = min(max(b + d, -upper), upper)
+            w += (nb - b) * A[i]
+            moved = max(moved, abs(nb - b))
+            beta[i] = nb
+        if moved < tol:
+            break
+    return w
+
+
+def primal(A, y, w, C, p, squared, B=-1.0):
+    scores = A @ w[:A.shape[1]] + (B * w[-1] if B >= 0 else 0.0)
+    loss = np.maximum(0.0, np.abs(y - scores) - p)
+    return 0.5 * w @ w + C * float(np.sum(loss * loss if squared else loss))
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("C, p, B", [(1.0, 0.1, -1.0), (10.0, 0.5, 1.0)])
+def test_dcd_regression_matches_the_numpy_twin(loss, C, p, B):
+    chunk, A = synthetic(n=60, d=5)
+    squared = loss == LOSSES[1]
+    model = train(chunk, TrainParams(task="r", loss=loss, C=C, epsilon=p, eps=1e-10, bias=B, max_iter=1000000))
+    w = model.W[:, 0]
+    w_twin = twin_svr(A, chunk.labels, C, p, squared, B)
+    assert primal(A, chunk.labels, w, C, p, squared, B) == pytest.approx(
+        primal(A, chunk.labels, w_twin, C, p, squared, B), rel=1e-8)
+    assert np.allclose(w, w_twin, atol=1e-5 * max(1.0, np.abs(w_twin).max()))
+    info = model.fit_results[0].info
+    assert info["primal_C_form"] == pytest.approx(primal(A, chunk.labels, w, C, p, squared, B), rel=1e-12)
+    # the optimality certificate: the (minimised) dual is -primal at the optimum, and never above it
+    assert -info["dual_objective"] <= info["primal_C_form"] * (1 + 1e-12)
+    assert -info["dual_objective"] == pytest.approx(info["primal_C_form"], rel=1e-8)
+
+
+@pytest.mark.parametrize("s, loss", [(11, LOSSES[1]), (12, LOSSES[1]), (13, LOSSES[0])])
+def test_dcd_regression_reaches_liblinear_optimum(s, loss):
+    util = pytest.importorskip("liblinear.liblinearutil")
+    chunk, A = synthetic(n=600, d=20, seed=3)
+    reset_c_rand()
+    m = util.train(chunk.labels.tolist(), [{j + 1: v for j, v in enumerate(row) if v} for row in A],
+                   f"-s {s} -c 2 -p 0.2 -e 1e-8 -q")
+    w_ll = np.array([m.w[j] for j in range(A.shape[1])])
+    model = train(chunk, TrainParams(task="r", loss=loss, C=2.0, epsilon=0.2, eps=1e-8, max_iter=100000))
+    squared = loss == LOSSES[1]
+    ours, theirs = (primal(A, chunk.labels, w, 2.0, 0.2, squared) for w in (model.W[:, 0], w_ll))
+    assert ours <= theirs * (1 + 1e-9)
+    # LIBLINEAR's SVR stops at 1000 outer iterations; the L1 loss converges slowly there
+    assert ours == pytest.approx(theirs, rel=1e-9 if squared else 1e-3)
+    info = model.fit_results[0].info
+    assert -info["dual_objective"] == pytest.approx(info["primal_C_form"], rel=1e-6)
+
+
+def test_concrete_scale_against_liblinear(tmp_path):
+    """The shared regression set: -s 12/13 objectives within 1e-4 of LIBLINEAR's at a tight tolerance."""
+    util = pytest.importorskip("liblinear.liblinearutil")
+    text = tmp_path / "concrete"
+    text.write_bytes(lzma.decompress(shared("concrete_scale.xz").read_bytes()))
+    y, x = util.svm_read_problem(str(text))
+    from svmtrain.io.reader import read_libsvm
+    data = read_libsvm(text)
+    A = np.zeros((data.n_rows, data.n_features))
+    for i in range(data.n_rows):
+        A[i, data.indices[data.indptr[i]:data.indptr[i + 1]]] = data.values[data.indptr[i]:data.indptr[i + 1]]
+    for s, loss in ((12, LOSSES[1]), (13, LOSSES[0])):
+        reset_c_rand()
+        m = util.train(y, x, f"-s {s} -c 1 -p 0.1 -e 1e-6 -q")
+        w_ll = np.array([m.w[j] for j in range(data.n_features)])
+        model = train(data, TrainParams(task="r", loss=loss, C=1.0, eps=1e-6, max_iter=100000))
+        squared = loss == LOSSES[1]
+        ours, theirs = (primal(A, data.labels, w, 1.0, 0.1, squared) for w in (model.W[:, 0], w_ll))
+        assert ours == pytest.approx(theirs, rel=1e-4)
+
+
+def test_regression_model_round_trips_through_both_formats(tmp_path):
+    chunk, _ = synthetic()
+    model = train(chunk, TrainParams(task="r", C=1.0, bias=1.0, eps=1e-6))
+    save_model(model, tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    assert back.task == "r" and len(back.labels) == 0
+    assert np.array_equal(back.predict(chunk), model.predict(chunk))
+    write_liblinear_model(model, tmp_path / "m.ll")
+    text = (tmp_path / "m.ll").read_text().splitlines()
+    assert text[:4] == ["solver_type L2R_L1LOSS_SVR_DUAL", "nr_class 2", "nr_feature 12", "bias 1"]
+    ll = read_liblinear_model(tmp_path / "m.ll")
+    assert ll.task == "r" and np.array_equal(ll.predict(chunk), model.predict(chunk))
+
+
+def test_liblinear_reads_our_regression_model_and_we_read_its(tmp_path):
+    util = pytest.importorskip("liblinear.liblinearutil")
+    chunk, A = synthetic(seed=5)
+    model = train(chunk, TrainParams(task="r", loss=LOSSES[1], C=1.0, eps=1e-6))
+    write_liblinear_model(model, tmp_path / "ours.ll")
+    rows = [{j + 1: v for j, v in enumerate(row) if v} for row in A]
+    theirs = util.load_model(str(tmp_path / "ours.ll"))
+    pred, _, _ = util.predict(chunk.labels.tolist(), rows, theirs, "-q")
+    assert np.allclose(pred, model.predict(chunk), rtol=1e-12, atol=1e-12)
+    reset_c_rand()
+    m = util.train(chunk.labels.tolist(), rows, "-s 12 -c 1 -q")
+    util.save_model(str(tmp_path / "theirs.ll"), m)
+    pred, _, _ = util.predict(chunk.labels.tolist(), rows, m, "-q")
+    assert np.allclose(load_model(tmp_path / "theirs.ll").predict(chunk), pred, rtol=1e-12, atol=1e-12)
+
+
+def test_both_commands_print_libsvm_regression_lines(tmp_path):
+    chunk, _ = synthetic()
+    write_text(tmp_path / "train", chunk)
+    r = CliRunner().invoke(train_main, ["-s", "13", "-c", "1", "-e", "0.001", "-B", "1", str(tmp_path / "train"),
+                                        str(tmp_path / "m")])
+    assert r.exit_code == 0, r.output
+    assert "regression" in r.output and "#iter = " in r.output
+    r = CliRunner().invoke(predict_main, [str(tmp_path / "train"), str(tmp_path / "m"), str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    pred = np.loadtxt(tmp_path / "out")
+    summary = regression_summary(pred, chunk.labels)
+    assert r.output == (f"Mean squared error = {summary.mse:g} (regression)\n"
+                        f"Squared correlation coefficient = {summary.scc:g} (regression)\n")
+    assert summary.mse == pytest.approx(np.mean((pred - chunk.labels) ** 2))
+    assert summary.scc == pytest.approx(np.corrcoef(pred, chunk.labels)[0, 1] ** 2)
+    assert summary.scc > 0.9
+    r = CliRunner().invoke(train_main, ["-v", "4", "--task", "r", str(tmp_path / "train")])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 0 and lines[0].startswith("Cross Validation Mean squared error = ")
+    assert lines[1].startswith("Cross Validation Squared correlation coefficient = ")
+
+
+@pytest.mark.parametrize("line", ["-s 11", "-s 12 -p 0.2", "-s 13 -B 1", "--task r -p 0.2",
+                                  "-z r -b 0 -c 1 -w 0.2"])
+def test_foreign_regression_lines_train_dcd_svr(tmp_path, line):
+    chunk, _ = synthetic()
+    write_text(tmp_path / "train", chunk)
+    r = CliRunner().invoke(train_main, ["-q"] + line.split() + [str(tmp_path / "train"), str(tmp_path / "m")])
+    assert r.exit_code == 0, r.output
+    header = dict(row.split(" ", 1) for row in (tmp_path / "m").read_text().splitlines()[:60] if " " in row)
+    assert header["solver"] == "dcd" and header["task"] == "r"
+    assert header["epsilon"] == ("0.2" if "0.2" in line else "0.1")
+
+
+def test_regression_refusals():
+    from svmtrain.errors import ParameterError
+    chunk, _ = synthetic(n=50)
+    with pytest.raises(ParameterError, match="does not train regression"):
+        train(chunk, TrainParams(solver="ocas", task="r"))
+    with pytest.raises(ParameterError, match="applies to classification"):
+        train(chunk, TrainParams(task="r", class_weights={1.0: 2.0}))
