@@ -37,6 +37,7 @@ class KernelModel(ScoredModel):
     header: list = field(default_factory=list)
     decision: str = "ovr"       # "ovr" (svmtrain's one-vs-rest / binary) or "ovo" (LIBSVM's one-vs-one)
     nu_used: list = None        # sbp: the nu of each binary problem
+    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression (no labels, one column)
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, np.float64)
@@ -71,6 +72,12 @@ class KernelModel(ScoredModel):
             out[lo:lo + block.n_rows] += K @ self.coef
         return out
 
+    def predict_from_scores(self, scores):
+        """The prediction of each row: its original label, or for regression its score."""
+        if self.task == "r":
+            return scores[:, 0].copy()
+        return super().predict_from_scores(scores)
+
     def predict_index(self, scores):
         """Index into ``labels`` of each row's prediction (one-vs-one: LIBSVM's vote)."""
         k = len(self.labels)
@@ -92,7 +99,8 @@ class KernelModel(ScoredModel):
     INFO_KEYS = ("nu_used", "n_sv")
 
     def file_fields(self):
-        out = [("labels", self.labels), ("n_features", self.n_features), ("n_models", self.n_models),
+        out = [("task", self.task), ("labels", self.labels), ("n_features", self.n_features),
+               ("n_models", self.n_models),
                ("decision", self.decision), ("kernel_type", NAMES[self.kernel.code]),
                ("gamma", float(self.kernel.gamma)), ("degree", int(self.kernel.degree)),
                ("coef0", float(self.kernel.coef0)), ("b", self.b), ("n_sv", self.n_sv)]
@@ -112,7 +120,13 @@ class KernelModel(ScoredModel):
         decision = fields.text("decision")[1].strip()
         if decision not in ("ovr", "ovo"):
             fields.fail("decision", f"decision must be ovr or ovo (got {decision[:20]!r})")
-        if decision == "ovr":
+        task = str(dict(header).get("task", "c")).strip()     # files before the task axis: classification
+        if task == "r":
+            if n_models != 1 or len(labels) or decision != "ovr":
+                fields.fail("n_models", "a regression model has one score column and no labels")
+        elif task != "c":
+            fields.fail("labels", f"a kernel model's task must be c or r (got {task[:20]!r})")
+        elif decision == "ovr":
             check_label_columns(fields, labels, n_models)
         elif len(labels) < 2 or n_models != len(labels) * (len(labels) - 1) // 2:
             fields.fail("n_models", f"a one-vs-one model of {len(labels)} labels needs "
@@ -139,4 +153,4 @@ class KernelModel(ScoredModel):
                 nu_used = None
         return cls(labels=labels, SV=SV, coef=coef, b=b, kernel=Kernel(CODES[name], gamma, degree, coef0),
                    n_features=n_features, solver=info.get("solver", ""), header=header,
-                   decision=decision, nu_used=nu_used)
+                   decision=decision, nu_used=nu_used, task=task)

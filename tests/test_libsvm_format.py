@@ -148,7 +148,7 @@ SV
 
 
 @pytest.mark.parametrize("old, new, line, message", [
-    ("svm_type c_svc", "svm_type epsilon_svr", 1, "not supported"),
+    ("svm_type c_svc", "svm_type one_class", 1, "not supported"),
     ("kernel_type rbf", "kernel_type precomputed", 2, "not supported"),
     ("gamma 0.5\n", "", 8, "gamma"),
     ("rho 0.25", "rho x", 6, "bad number"),

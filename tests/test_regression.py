@@ -200,3 +200,25 @@ def test_regression_refusals():
         train(chunk, TrainParams(solver="ocas", task="r"))
     with pytest.raises(ParameterError, match="applies to classification"):
         train(chunk, TrainParams(task="r", class_weights={1.0: 2.0}))
+
+
+@pytest.mark.parametrize("options", ["-s 3 -t 2 -g 0.2 -c 2 -p 0.1", "-s 4 -t 1 -d 2 -g 0.1 -r 1 -n 0.4",
+                                     "-s 3 -t 0 -c 1"])
+def test_libsvm_regression_models_both_ways(tmp_path, options):
+    """epsilon_svr / nu_svr files: our predictions are LIBSVM's, and LIBSVM reads what we write."""
+    util = pytest.importorskip("libsvm.svmutil")
+    from svmtrain.io.libsvm_format import write_libsvm_model
+    chunk, A = synthetic(n=150, d=6, seed=7)
+    rows = [{j + 1: v for j, v in enumerate(row) if v} for row in A]
+    reset_c_rand()
+    m = util.svm_train(chunk.labels.tolist(), rows, options + " -q")
+    util.svm_save_model(str(tmp_path / "theirs"), m)     # (LIBSVM writes SV values with %.8g)
+    theirs, _, _ = util.svm_predict(chunk.labels.tolist(), rows, util.svm_load_model(str(tmp_path / "theirs")), "-q")
+    model = load_model(tmp_path / "theirs")
+    assert model.task == "r"
+    assert np.allclose(model.predict(chunk), theirs, rtol=1e-10, atol=1e-10)
+    write_libsvm_model(model, tmp_path / "ours")
+    again, _, _ = util.svm_predict(chunk.labels.tolist(), rows, util.svm_load_model(str(tmp_path / "ours")), "-q")
+    assert np.allclose(again, theirs, rtol=1e-12, atol=1e-12)
+    save_model(model, tmp_path / "svmtrain")
+    assert np.array_equal(load_model(tmp_path / "svmtrain").predict(chunk), model.predict(chunk))

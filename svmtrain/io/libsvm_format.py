@@ -36,6 +36,7 @@ from ..kernels import CODES, LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
 from .atomic import atomic_write
 
 CLASSIFIERS = ("c_svc", "nu_svc")
+REGRESSORS = ("epsilon_svr", "nu_svr")
 HEADER_KEYS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv", "rho",
                "label", "probA", "probB", "prob_density_marks", "nr_sv")
 
@@ -46,6 +47,8 @@ def write_libsvm_model(model, path):
     if not isinstance(model, KernelModel):
         raise ParameterError("--model-format libsvm writes kernel models (-s sbp, or -s pegasos with -t 1|2|3) "
                              "only; use --model-format liblinear for linear models")
+    if model.task == "r":
+        return _write_regression(model, path)
     k = len(model.labels)
     if k > 2:
         raise ParameterError(f"--model-format libsvm: this model has {k} classes trained one-vs-rest; LIBSVM "
@@ -62,13 +65,7 @@ def write_libsvm_model(model, path):
     # LIBSVM stores the SVs class by class: those voting for label[0] (positive) first
     order = np.concatenate([keep[coef[keep] > 0], keep[coef[keep] < 0]])
     n_first = int(np.count_nonzero(coef[keep] > 0))
-    lines = ["svm_type c_svc", f"kernel_type {kern.name}"]
-    if kern.code == POLYNOMIAL:
-        lines.append(f"degree {int(kern.degree)}")
-    if kern.code in (POLYNOMIAL, RBF, SIGMOID):
-        lines.append(f"gamma {float(kern.gamma)!r}")
-    if kern.code in (POLYNOMIAL, SIGMOID):
-        lines.append(f"coef0 {float(kern.coef0)!r}")
+    lines = ["svm_type c_svc"] + _kernel_lines(kern)
     lines += [f"nr_class {k}", f"total_sv {len(order)}"]
     if k == 2:
         lines.append(f"rho {-float(model.b[0])!r}")
@@ -77,17 +74,44 @@ def write_libsvm_model(model, path):
     else:
         lines += ["rho", f"label {labels[0]}", "nr_sv 0"]
     lines.append("SV")
-    SV = model.SV
     with atomic_write(path) as f:
         f.write("\n".join(lines) + "\n")
-        for s in order.tolist():
-            lo, hi = SV.indptr[s], SV.indptr[s + 1]
-            pairs = " ".join(f"{i + 1}:{v!r}" for i, v in zip(SV.indices[lo:hi].tolist(), SV.values[lo:hi].tolist()))
-            f.write(f"{float(coef[s])!r} {pairs}\n")
+        _write_svs(f, model.SV, coef, order)
+
+
+def _kernel_lines(kern):
+    """LIBSVM's kernel header lines of ``kern``."""
+    lines = [f"kernel_type {kern.name}"]
+    if kern.code == POLYNOMIAL:
+        lines.append(f"degree {int(kern.degree)}")
+    if kern.code in (POLYNOMIAL, RBF, SIGMOID):
+        lines.append(f"gamma {float(kern.gamma)!r}")
+    if kern.code in (POLYNOMIAL, SIGMOID):
+        lines.append(f"coef0 {float(kern.coef0)!r}")
+    return lines
+
+
+def _write_svs(f, SV, coef, order):
+    for s in order.tolist():
+        lo, hi = SV.indptr[s], SV.indptr[s + 1]
+        pairs = " ".join(f"{i + 1}:{v!r}" for i, v in zip(SV.indices[lo:hi].tolist(), SV.values[lo:hi].tolist()))
+        f.write(f"{float(coef[s])!r} {pairs}\n")
+
+
+def _write_regression(model, path):
+    """A regression KernelModel as LIBSVM's epsilon_svr model file."""
+    coef = model.coef[:, 0]
+    keep = np.flatnonzero(coef != 0.0)
+    lines = ["svm_type epsilon_svr"] + _kernel_lines(model.kernel)
+    lines += ["nr_class 2", f"total_sv {len(keep)}", f"rho {-float(model.b[0])!r}", "SV"]
+    with atomic_write(path) as f:
+        f.write("\n".join(lines) + "\n")
+        _write_svs(f, model.SV, coef, keep)
 
 
 def read_libsvm_model(path):
-    """Read a LIBSVM classification model (c_svc or nu_svc) as a KernelModel.
+    """Read a LIBSVM classification (c_svc, nu_svc) or regression (epsilon_svr,
+    nu_svr) model as a KernelModel.
 
     Raises ModelFormatError naming the file and line for truncated or
     damaged files and for models that are not classifiers.
@@ -120,9 +144,9 @@ def read_libsvm_model(path):
     sv_line = pos + 1
     hdr = _Header(path, head, sv_line)
     svm_type = hdr.word("svm_type")
-    if svm_type not in CLASSIFIERS:
+    if svm_type not in CLASSIFIERS + REGRESSORS:
         hdr.fail("svm_type", f"svm_type {svm_type[:20]!r} is not supported (classification models "
-                 f"{' and '.join(CLASSIFIERS)} only)")
+                 f"{' and '.join(CLASSIFIERS)}, regression models {' and '.join(REGRESSORS)})")
     kname = hdr.word("kernel_type")
     if kname not in CODES:
         hdr.fail("kernel_type", f"kernel_type {kname[:20]!r} is not supported "
@@ -132,6 +156,9 @@ def read_libsvm_model(path):
     gamma = float(hdr.numbers("gamma", 1)[0]) if code != LINEAR else (
         float(hdr.numbers("gamma", 1)[0]) if "gamma" in head else 0.0)
     coef0 = float(hdr.numbers("coef0", 1)[0]) if code in (POLYNOMIAL, SIGMOID) else 0.0
+    kernel = Kernel(code, gamma, degree, coef0)
+    if svm_type in REGRESSORS:
+        return _regression_model(path, hdr, lines, sv_line, svm_type, kernel)
     k = int(hdr.numbers("nr_class", 1, integer=True)[0])
     if k < 1:
         hdr.fail("nr_class", f"nr_class must be >= 1 (got {k})")
@@ -176,6 +203,26 @@ def read_libsvm_model(path):
     return KernelModel(labels=labels.astype(np.float64), SV=SV, coef=coef, b=b,
                        kernel=Kernel(code, gamma, degree, coef0), n_features=SV.n_features,
                        solver=f"libsvm-{svm_type}", header=header, decision="ovo" if k > 2 else "ovr")
+
+
+def _regression_model(path, hdr, lines, sv_line, svm_type, kernel):
+    """An epsilon_svr / nu_svr model: f(x) = sum_s coef_s K(SV_s, x) - rho, the prediction itself."""
+    from ..kernel_model import KernelModel
+    total = int(hdr.numbers("total_sv", 1, integer=True)[0])
+    if total < 0:
+        hdr.fail("total_sv", f"total_sv must be >= 0 (got {total})")
+    rho = hdr.numbers("rho", 1)
+    body = lines[sv_line:]
+    if len(body) < total:
+        raise ModelFormatError(path, sv_line + len(body) + 1,
+                               f"truncated model: {len(body)} of {total} support vectors")
+    extra = [i for i, line in enumerate(body[total:]) if line.strip()]
+    if extra:
+        raise ModelFormatError(path, sv_line + total + extra[0] + 1, "unexpected text after the support vectors")
+    sv_coef, SV = _parse_svs(path, sv_line + 1, body[:total], 1)
+    header = [("solver", f"libsvm-{svm_type}"), ("task", "r")]
+    return KernelModel(labels=np.empty(0), SV=SV, coef=sv_coef, b=-rho, kernel=kernel, n_features=SV.n_features,
+                       solver=f"libsvm-{svm_type}", header=header, task="r")
 
 
 class _Header:
