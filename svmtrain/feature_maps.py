@@ -207,6 +207,7 @@ class FourierModel(ScoredModel):
     n_features: int
     solver: str = "asset"
     header: list = field(default_factory=list)
+    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression (no labels, one column)
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, np.float64)
@@ -240,8 +241,8 @@ class FourierModel(ScoredModel):
     FIELDS = ("labels", "n_features", "n_models", "n_random_features", "b")
 
     def file_fields(self):
-        return [("labels", self.labels), ("n_features", self.n_features), ("n_models", self.n_models),
-                ("n_random_features", self.dim), ("b", self.b)]
+        return [("task", self.task), ("labels", self.labels), ("n_features", self.n_features),
+                ("n_models", self.n_models), ("n_random_features", self.dim), ("b", self.b)]
 
     def file_sections(self):
         return [("Omega", self.omega), ("phases", self.phases.reshape(1, -1)), ("W", self.W)]
@@ -249,13 +250,13 @@ class FourierModel(ScoredModel):
     @classmethod
     def from_file(cls, fields, sections, header, path):
         """Build from a parsed model file; raises ModelFormatError on inconsistency."""
-        from .model import check_label_columns
+        from .model import task_of_file
         labels = fields.floats("labels")
         n_features = fields.int("n_features")
         n_models = fields.int("n_models", minimum=1)
         D = fields.int("n_random_features")
         b = fields.floats("b", n_models)
-        check_label_columns(fields, labels, n_models)
+        task = task_of_file(fields, header, labels, n_models)
         omega, phases, W = sections.get("Omega"), sections.get("phases"), sections.get("W")
         rows = max(n_features, 1)
         if omega is None or omega.shape != (rows, D):
@@ -265,4 +266,4 @@ class FourierModel(ScoredModel):
         if W is None or W.shape != (D, n_models):
             fields.fail("n_random_features", f"section W must be {D} x {n_models}")
         return cls(labels=labels, omega=omega, phases=phases.reshape(-1), W=W, b=b,
-                   n_features=n_features, solver=dict(header).get("solver", "asset"), header=header)
+                   n_features=n_features, solver=dict(header).get("solver", "asset"), header=header, task=task)

@@ -19,7 +19,7 @@ import numpy as np
 
 from .dataset import Chunk, take_rows
 from .kernels import CODES, NAMES, Kernel, kernel_matrix, sq_norms
-from .model import ScoredModel, check_label_columns
+from .model import ScoredModel, task_of_file
 
 # kernel values of one block of test rows against all SVs stay under this
 SCORE_BYTES = 64 << 20
@@ -72,12 +72,6 @@ class KernelModel(ScoredModel):
             out[lo:lo + block.n_rows] += K @ self.coef
         return out
 
-    def predict_from_scores(self, scores):
-        """The prediction of each row: its original label, or for regression its score."""
-        if self.task == "r":
-            return scores[:, 0].copy()
-        return super().predict_from_scores(scores)
-
     def predict_index(self, scores):
         """Index into ``labels`` of each row's prediction (one-vs-one: LIBSVM's vote)."""
         k = len(self.labels)
@@ -120,15 +114,8 @@ class KernelModel(ScoredModel):
         decision = fields.text("decision")[1].strip()
         if decision not in ("ovr", "ovo"):
             fields.fail("decision", f"decision must be ovr or ovo (got {decision[:20]!r})")
-        task = str(dict(header).get("task", "c")).strip()     # files before the task axis: classification
-        if task == "r":
-            if n_models != 1 or len(labels) or decision != "ovr":
-                fields.fail("n_models", "a regression model has one score column and no labels")
-        elif task != "c":
-            fields.fail("labels", f"a kernel model's task must be c or r (got {task[:20]!r})")
-        elif decision == "ovr":
-            check_label_columns(fields, labels, n_models)
-        elif len(labels) < 2 or n_models != len(labels) * (len(labels) - 1) // 2:
+        task = task_of_file(fields, header, labels, n_models, one_vs_one=decision == "ovo")
+        if decision == "ovo" and (len(labels) < 2 or n_models != len(labels) * (len(labels) - 1) // 2):
             fields.fail("n_models", f"a one-vs-one model of {len(labels)} labels needs "
                         f"{len(labels) * (len(labels) - 1) // 2} score columns, header says {n_models}")
         name = fields.text("kernel_type")[1].strip()

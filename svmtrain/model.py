@@ -27,7 +27,10 @@ class ScoredModel:
         return np.argmax(scores, axis=1)
 
     def predict_from_scores(self, scores):
-        """The original label of each row."""
+        """The prediction of each row: its original label, or for a regression
+        model (``task == "r"``: no labels, one column) its score."""
+        if getattr(self, "task", "c") == "r":
+            return scores[:, 0].copy()
         return self.labels[self.predict_index(scores)]
 
     def predict(self, chunk):
@@ -59,12 +62,6 @@ class LinearModel(ScoredModel):
     def n_models(self):
         return self.W.shape[1]
 
-    def predict_from_scores(self, scores):
-        """The prediction of each row: its original label, or for regression its score."""
-        if self.task == "r":
-            return scores[:, 0].copy()
-        return super().predict_from_scores(scores)
-
     def decision_function(self, chunk):
         """float64[n, m]: scores of each row; features beyond the model are ignored."""
         out = np.empty((chunk.n_rows, self.n_models), np.float64)
@@ -91,14 +88,7 @@ class LinearModel(ScoredModel):
         n_models = fields.int("n_models", minimum=1)
         bias = fields.floats("bias", 1)[0]
         b = fields.floats("b", n_models)
-        task = str(dict(header).get("task", "c")).strip()     # files before the task axis: classification
-        if task == "r":
-            if n_models != 1 or len(labels):
-                fields.fail("n_models", "a regression model has one score column and no labels")
-        elif task == "c":
-            check_label_columns(fields, labels, n_models)
-        else:
-            fields.fail("labels", f"a linear model's task must be c or r (got {task[:20]!r})")
+        task = task_of_file(fields, header, labels, n_models)
         rows = n_features + (1 if bias >= 0 else 0)
         W = sections.get("W")
         if W is None or W.shape != (rows, n_models):
@@ -106,6 +96,22 @@ class LinearModel(ScoredModel):
         return cls(labels=labels, W=W, n_features=n_features, bias=bias, b=b,
                    solver=dict(header).get("solver", ""), header=header, task=task)
 
+
+
+def task_of_file(fields, header, labels, n_models, one_vs_one=False):
+    """The task recorded in a model file's header ("c" when absent: files from
+    before the task axis), after checking that labels and score columns fit
+    it: regression has no labels and one column; classification's columns
+    follow :func:`check_label_columns` (unless ``one_vs_one``, checked by the caller)."""
+    task = str(dict(header).get("task", "c")).strip()
+    if task == "r":
+        if n_models != 1 or len(labels) or one_vs_one:
+            fields.fail("n_models", "a regression model has one score column and no labels")
+    elif task != "c":
+        fields.fail("labels", f"a model's task must be c or r (got {task[:20]!r})")
+    elif not one_vs_one:
+        check_label_columns(fields, labels, n_models)
+    return task
 
 
 def check_label_columns(fields, labels, n_models):

@@ -36,7 +36,9 @@ SUPPORT = {
     "ocas": {CLASSIFICATION: ("hinge",)},
     "pegasos": {CLASSIFICATION: ("hinge",)},
     "sbp": {CLASSIFICATION: ("hinge",)},
-    "asset": {CLASSIFICATION: ("hinge", "squared-hinge")},    # squared hinge with --inner dcd
+    # asset: every loss but the hinge through --inner dcd (dcd on the mapped features)
+    "asset": {CLASSIFICATION: ("hinge", "squared-hinge"),
+              REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
 }
 
 

@@ -222,3 +222,57 @@ def test_libsvm_regression_models_both_ways(tmp_path, options):
     assert np.allclose(again, theirs, rtol=1e-12, atol=1e-12)
     save_model(model, tmp_path / "svmtrain")
     assert np.array_equal(load_model(tmp_path / "svmtrain").predict(chunk), model.predict(chunk))
+
+
+def nonlinear(n, seed):
+    """Dense rows in [-1, 1]^4, y = sin(3 x1) + x2^2 - x3 x4 + noise (a kernel model's problem)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 4))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 - X[:, 2] * X[:, 3] + 0.05 * rng.normal(size=n)
+    indptr = np.arange(0, 4 * n + 1, 4, dtype=np.int64)
+    return Chunk(labels=y, indptr=indptr, indices=np.tile(np.arange(4, dtype=np.int32), n),
+                 values=X.ravel().copy(), qid=np.zeros(n, np.int64)), X
+
+
+def libsvm_test_mse(options, train_chunk, A, test_chunk, B):
+    util = pytest.importorskip("libsvm.svmutil")
+    reset_c_rand()
+    m = util.svm_train(train_chunk.labels.tolist(), [{j + 1: v for j, v in enumerate(r)} for r in A], options + " -q")
+    pred, _, _ = util.svm_predict(test_chunk.labels.tolist(), [{j + 1: v for j, v in enumerate(r)} for r in B], m, "-q")
+    return float(np.mean((np.array(pred) - test_chunk.labels) ** 2))
+
+
+@pytest.mark.parametrize("approx", ["nystrom", "fourier"])
+def test_asset_kernel_regression_within_ten_percent_of_libsvm(tmp_path, approx):
+    train_chunk, A = nonlinear(800, 1)
+    test_chunk, B = nonlinear(400, 2)
+    model = train(train_chunk, TrainParams(solver="asset", task="r", inner="dcd", approx=approx, kernel_type=2,
+                                           gamma=1.0, C=10.0, dim=300, eps=0.01))
+    ours = float(np.mean((model.predict(test_chunk) - test_chunk.labels) ** 2))
+    theirs = libsvm_test_mse("-s 3 -t 2 -g 1 -c 10 -p 0.1", train_chunk, A, test_chunk, B)
+    assert ours <= 1.1 * theirs, (ours, theirs)
+    save_model(model, tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    assert back.task == "r" and np.allclose(back.predict(test_chunk), model.predict(test_chunk), rtol=1e-12)
+
+
+def test_asset_regression_on_concrete_scale(tmp_path):
+    """Issue 18's figure: asset RBF test MSE within 10 % of LIBSVM -s 3 -t 2 (same C, gamma, epsilon)."""
+    from svmtrain.dataset import take_rows
+    from svmtrain.io.reader import read_libsvm
+    text = tmp_path / "concrete"
+    text.write_bytes(lzma.decompress(shared("concrete_scale.xz").read_bytes()))
+    data = read_libsvm(text)
+    order = np.random.default_rng(0).permutation(data.n_rows)
+    tr, te = take_rows(data, np.sort(order[:824])), take_rows(data, np.sort(order[824:]))
+
+    def dense(c):
+        out = np.zeros((c.n_rows, data.n_features))
+        for i in range(c.n_rows):
+            out[i, c.indices[c.indptr[i]:c.indptr[i + 1]]] = c.values[c.indptr[i]:c.indptr[i + 1]]
+        return out
+    model = train(tr, TrainParams(solver="asset", task="r", inner="dcd", kernel_type=2, gamma=0.5, C=10.0,
+                                  dim=512, eps=0.01), n_features=data.n_features)
+    ours = float(np.mean((model.predict(te) - te.labels) ** 2))
+    theirs = libsvm_test_mse("-s 3 -t 2 -g 0.5 -c 10 -p 0.1", tr, dense(tr), te, dense(te))
+    assert ours <= 1.1 * theirs, (ours, theirs)

@@ -172,8 +172,9 @@ def _check(params):
                              "regularised one)")
     if params.strongly_convex and params.inner is not None:
         raise ParameterError("--strongly-convex selects ASSET*'s own steps; it does not combine with --inner")
-    if params.inner is None and params.loss != "hinge":
-        raise ParameterError("-s asset supports only --loss hinge (use --inner dcd for squared hinge)")
+    if params.inner != "dcd" and params.loss != "hinge":
+        raise ParameterError(f"-s asset trains --loss {params.loss} with --inner dcd only (its own steps, "
+                             "and pegasos', take the hinge loss)")
     if params.approx not in ("nystrom", "fourier"):
         raise ParameterError(f"--approx must be nystrom or fourier (got {params.approx})")
 
@@ -212,11 +213,11 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
         b[:] = 0.0
     if isinstance(fmap, FourierMap):
         model = FourierModel(labels=order, omega=fmap.omega, phases=fmap.phases, W=W, b=b,
-                             n_features=n_features, solver=params.solver)
+                             n_features=n_features, solver=params.solver, task=params.task)
     else:
         from ..kernel_model import KernelModel
         model = KernelModel(order, fmap.landmarks, fmap.expansion(W), b, kernel, n_features,
-                            params.solver, [])
+                            params.solver, [], task=params.task)
     model.fit_results = results
     return model
 
