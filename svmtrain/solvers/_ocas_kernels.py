@@ -32,6 +32,9 @@ never on the thread schedule or the memory layout.
 import numpy as np
 from numba import njit, prange
 
+from .._linalg_kernels import lu_solve
+from .._sort_kernels import argsort_range
+
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -311,7 +314,7 @@ def _qp_newton(H, bvec, Cb, support, with_sum):
             M[a, m] = 1.0
             M[m, a] = 1.0
         r[m] = Cb
-    x = np.linalg.lstsq(M, r, rcond=1e-13)[0]
+    x = lu_solve(M, r, 1e-13)[1]
     z = x[:m].copy()
     tot = 0.0
     for a in range(m):
@@ -354,7 +357,8 @@ def _qp_polish(H, bvec, alpha, k, Cb, asum):
         alpha[support[a]] = z[a]
     if _qp_value(H, bvec, alpha, k) <= f_old:
         return True
-    alpha[:k] = old
+    for j in range(k):
+        alpha[j] = old[j]
     return False
 
 
@@ -385,13 +389,9 @@ def _eqp(H, bvec, free, k, Cb):
         M[a, m] = 1.0
         M[m, a] = 1.0
     r[m] = Cb
-    ok = True
-    try:
-        x = np.linalg.solve(M, r)
-    except Exception:  # singular face: least squares
-        ok = False
-    if not ok:
-        x = np.linalg.lstsq(M, r, rcond=1e-13)[0]
+    ok, x = lu_solve(M, r, 0.0)
+    if not ok:  # singular face: a basic solution of the well-conditioned part
+        x = lu_solve(M, r, 1e-13)[1]
     for a in range(m + 1):
         if not np.isfinite(x[a]):
             return False, x[:m].copy(), F
@@ -802,7 +802,7 @@ def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
     exactly): a histogram of the breakpoint weights by binary exponent
     finds the binade where phi' changes sign, a second histogram by the
     next 12 mantissa bits finds the sub-range inside it, and only the
-    breakpoints of that sub-range are gathered, sorted (np.argsort) and
+    breakpoints of that sub-range are gathered, sorted (argsort_range) and
     walked. Every pass is parallel over blocks and O(n); the result is the
     exact minimiser that sorting everything gives.
 
@@ -816,16 +816,19 @@ def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
         return -G / qa, m
     kbits = kb.view(np.int64)
     # level 1: sign bit (0) + 11 exponent bits
-    h1 = _prefix_hist(kbits, wb, 0, 64, 52, 2048, nb)
-    e, G = _select_bin(h1, 0, 52, G, qa)
+    # (np.int64 arguments: literal constants would make numba compile one
+    # specialisation per call site)
+    h1 = _prefix_hist(kbits, wb, np.int64(0), np.int64(64), np.int64(52), np.int64(2048), nb)
+    e, G = _select_bin(h1, np.int64(0), np.int64(52), G, qa)
     if e == 2047:  # phi' < 0 past every breakpoint
         return -G / qa, m
     # level 2: the next 12 bits inside binade e
-    h2 = _prefix_hist(kbits, wb, e, 52, 40, 4096, nb)
-    s, G = _select_bin(h2, e << 12, 40, G, qa)
+    h2 = _prefix_hist(kbits, wb, e, np.int64(52), np.int64(40), np.int64(4096), nb)
+    s, G = _select_bin(h2, e << 12, np.int64(40), G, qa)
     key = (e << 12) | s
     lo_t = _as_float(key << 40)
     # gather that bin's breakpoints (bit patterns with kbits >> 40 == key)
-    sk, sw = gather_prefix(kb, wb, key, 40, nb)
-    order = np.argsort(sk)
+    sk, sw = gather_prefix(kb, wb, key, np.int64(40), nb)
+    order = np.empty(sk.shape[0], np.int64)
+    argsort_range(sk, np.int64(0), sk.shape[0], order)
     return _walk(sk, sw, order, lo_t, G, qa), m
