@@ -151,7 +151,7 @@ def fetch(js, indptr, indices, values, sq, code, gamma, degree, coef0, squarings
     """
     state[CLOCK] += 1
     clock = state[CLOCK]
-    n_miss = 0
+    n_miss = np.int64(0)  # (a literal 0 would make numba compile rows_into twice)
     for b in range(js.shape[0]):
         j = js[b]
         s = slot_of[j]
