@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
+from ._numba_options import PRANGE
+
 
 class ScoredModel:
     """What every model shares: labels from its float64[n, m] scores
@@ -101,7 +103,7 @@ def check_label_columns(fields, labels, n_models):
         fields.fail("n_models", f"{len(labels)} labels need {expected} score columns, header says {n_models}")
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def _decision_values(indptr, indices, values, W, n_features, B, has_bias, b, out):
     n = indptr.shape[0] - 1
     m = W.shape[1]

@@ -8,6 +8,8 @@ indices int32, values float64) and a weight vector ``w`` of length
 import numpy as np
 from numba import njit, prange
 
+from .._numba_options import PRANGE
+
 LOSS_HINGE = 0
 LOSS_SQUARED_HINGE = 1
 LOSS_CODES = {"hinge": LOSS_HINGE, "squared-hinge": LOSS_SQUARED_HINGE}
@@ -50,7 +52,7 @@ def row_sqnorms(indptr, values, B):
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def margins(indptr, indices, values, w, B, b, out):
     """out[i] = x_i . w + b for every row (in parallel over rows)."""
     n = indptr.shape[0] - 1

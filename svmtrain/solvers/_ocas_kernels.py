@@ -32,6 +32,8 @@ never on the thread schedule or the memory layout.
 import numpy as np
 from numba import njit, prange
 
+from .._numba_options import PRANGE
+
 from .._linalg_kernels import lu_solve
 from .._sort_kernels import argsort_range
 
@@ -66,7 +68,7 @@ def _dot(x, y, lo, hi):
 # Per-example pass after the line search: new outputs of w_b, the loss, the
 # violators of the next cut point and their summary.
 # ---------------------------------------------------------------------------
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def update_outputs(y, cw, out_b, out_d, t, mu, viol, prev, nb):
     """Move w_b to w_b + t d (d = w_c - w_b) and classify the next cut point.
 
@@ -124,7 +126,7 @@ def update_outputs(y, cw, out_b, out_d, t, mu, viol, prev, nb):
     return loss, nerr, nv, bsum, nch
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def loss_at(y, cw, out_b, out_d, t, nb):
     """sum_i c_i max(0, 1 - y_i (out_b_i + t out_d_i))."""
     n = y.shape[0]
@@ -145,7 +147,7 @@ def loss_at(y, cw, out_b, out_d, t, nb):
 # ---------------------------------------------------------------------------
 # The new cut: a = sum_i coef_i x_i over the rows with coef_i != 0.
 # ---------------------------------------------------------------------------
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def scatter_cut(indptr, indices, values, B, y, cw, viol, prev, delta, nb, buf, out):
     """out += sum_i coef_i x_i (the constant feature B included), where
     coef_i = c_i y_i viol_i (``delta`` false: the full cut) or
@@ -191,7 +193,7 @@ def scatter_cut(indptr, indices, values, B, y, cw, viol, prev, delta, nb, buf, o
 # ---------------------------------------------------------------------------
 # Cut buffer: Gram row of a new cut, and w_c = sum alpha_j a_j.
 # ---------------------------------------------------------------------------
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def gram_row(A, k, slot, a, nb, out):
     """Store the cut ``a`` as ``A[slot]`` and set out[j] = A[j].a for j < k
     (slot < k; out[slot] = a.a). One pass over A, parallel over feature
@@ -213,7 +215,7 @@ def gram_row(A, k, slot, a, nb, out):
     return out[slot]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def axpy_sqnorm(w, t, v, nb):
     """w += t v in place; returns w.w (parallel over blocks)."""
     dd = w.shape[0]
@@ -229,7 +231,7 @@ def axpy_sqnorm(w, t, v, nb):
     return s
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def combine_cuts(A, alpha, k, w_b, w_c, w_d, nb):
     """w_c = sum_{j<k, alpha_j>0} alpha_j A[j] and w_d = w_c - w_b.
 
@@ -659,7 +661,7 @@ def _as_float(bits):
     return tmp.view(np.float64)[0]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def _prefix_hist(kbits, wb, prefix, pshift, shift, nbins, nb):
     """Weight of the breakpoints per bin: among the t_i whose bit pattern
     has ``kbits >> pshift == prefix`` (all of them when pshift == 64), bin
@@ -701,7 +703,7 @@ def _select_bin(hist, key0, shift, G, qa):
     return nbins - 1, G - hist[nbins - 1]
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=PRANGE, error_model="numpy")
 def breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb):
     """Pass 1 of the line search (see ``line_search``): every example's
     breakpoint t_i = p_i / r_i into ``kb`` (inf when it has none in
@@ -738,7 +740,7 @@ def breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb):
     return G, m
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def _prefix_counts(kbits, key, shift, nb):
     """Per block, how many bit patterns have ``kbits >> shift == key``."""
     n = kbits.shape[0]
@@ -758,7 +760,7 @@ def count_prefix(kbits, key, shift, nb):
     return _prefix_counts(kbits, key, shift, nb).sum()
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def gather_prefix(kb, wb, key, shift, nb):
     """The breakpoints ``kb`` (and weights ``wb``) whose bit patterns have
     ``bits >> shift == key``, in index order, as two new arrays."""

@@ -46,6 +46,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._numba_options import PRANGE
+
 from ..kernel_cache import fetch
 
 # scalar state (float64 vector) of the step loop
@@ -270,7 +272,7 @@ def _apply_block(M, slots, coef, y, v, r, a, n_train, omega, u, lo, hi):
     return acc
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def _apply_parallel(M, slots, coef, y, v, r, a, n_train, omega, u):
     n = v.shape[0]
     n_blocks = (n + APPLY_BLOCK - 1) // APPLY_BLOCK
@@ -387,7 +389,7 @@ def sbp_steps(n_steps, row_budget, bias, B, volume, eta0, max_kii, avg_power, fo
     return n_steps
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def averaged(v, r, acc, omega, weight, out):
     """out = (acc + omega v - r) / weight: the running average of s v (responses) or s a (alpha)."""
     for i in prange(v.shape[0]):
