@@ -14,3 +14,10 @@ from numba.core.cpu import ParallelOptions
 PRANGE = ParallelOptions({"comprehension": False, "reduction": False, "inplace_binop": False,
                           "setitem": False, "numpy": False, "stencil": False, "fusion": False,
                           "prange": True})
+
+# Passes over fewer stored values than this take well under a millisecond:
+# the kernels that have a serial twin (margins, linear scoring) run it
+# serially, and a run on small data then compiles no parallel kernel at all
+# (numba's first parallel kernel in a process costs about half a second
+# more to compile than a serial one).
+PARALLEL_MIN_NNZ = 1 << 16

@@ -98,8 +98,11 @@ def _sort_row(indices, values, lo, hi):
     n = hi - lo
     perm = np.empty(n, np.int64)
     argsort_range(indices, lo, hi, perm)
-    ti = indices[lo:hi].copy()
-    tv = values[lo:hi].copy()
+    ti = np.empty(n, np.int32)
+    tv = np.empty(n, np.float64)
+    for p in range(n):
+        ti[p] = indices[lo + p]
+        tv[p] = values[lo + p]
     for p in range(n):
         indices[lo + p] = ti[perm[p]]
         values[lo + p] = tv[perm[p]]
