@@ -236,7 +236,8 @@ def precompile(jobs=None, log=None, groups=None):
     groups are independent), ``log(line)`` gets one line per group,
     ``groups`` selects some of :data:`GROUPS` (default all). Deterministic:
     the same synthetic problems every time. Raises the first error a group
-    raises."""
+    raises. The workers are started with the "spawn" method, so a script
+    that calls this must do so under ``if __name__ == "__main__":``."""
     import concurrent.futures as cf
     import multiprocessing as mp
     names = list(GROUPS if groups is None else groups)
