@@ -20,6 +20,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ._numba_options import PRANGE
+
 from .kernels import kernel_from_dot
 
 ROWS_PER_TASK = 64
@@ -40,7 +42,7 @@ def fast_cos(x):
     return C0 + z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * (C6 + z * (C7 + z * (C8 + z * C9))))))))
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def fourier_rows(indptr, indices, values, rows, omega, phases, scale, out):
     """out[r, :] = z(x_{rows[r]}) for every r; see the module docstring."""
     n = rows.shape[0]
@@ -66,7 +68,7 @@ def fourier_rows(indptr, indices, values, rows, omega, phases, scale, out):
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def landmark_kernel_rows(indptr, indices, values, rows, F_ptr, F_landmark, F_values, L_sq,
                          code, gamma, degree, coef0, out):
     """out[r, c] = K(x_{rows[r]}, landmark c) from sparse rows and the

@@ -21,6 +21,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ._numba_options import PRANGE
+
 from .kernels import RBF, densify_rows, kernel_from_dot, sq_norms
 
 # rows of the data are processed in blocks of this many per thread task
@@ -81,7 +83,7 @@ def _kval(dot, sq_i, sq_j, code, gamma, degree, coef0, squarings):
     return kernel_from_dot(dot, sq_i, sq_j, code, gamma, degree, coef0)
 
 
-@njit(cache=True, nogil=True, parallel=True, fastmath=True)
+@njit(cache=True, nogil=True, parallel=PRANGE, fastmath=True)
 def rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef0, squarings, M, slots):
     """M[slots[b], i] = K(x_i, column b of D) for b < m and every row i (in parallel over row blocks).
 
@@ -151,7 +153,7 @@ def fetch(js, indptr, indices, values, sq, code, gamma, degree, coef0, squarings
     """
     state[CLOCK] += 1
     clock = state[CLOCK]
-    n_miss = 0
+    n_miss = np.int64(0)  # (a literal 0 would make numba compile rows_into twice)
     for b in range(js.shape[0]):
         j = js[b]
         s = slot_of[j]

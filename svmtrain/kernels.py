@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from ._numba_options import PRANGE
+
 LINEAR, POLYNOMIAL, RBF, SIGMOID = 0, 1, 2, 3
 NAMES = {LINEAR: "linear", POLYNOMIAL: "polynomial", RBF: "rbf", SIGMOID: "sigmoid"}
 CODES = {v: k for k, v in NAMES.items()}
@@ -82,7 +84,7 @@ def densify_rows(indptr, indices, values, rows, n_features, dense):
                 dense[j, c] = values[p]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def _block(indptr, indices, values, sq, dense, sq_cols, n_features, code, gamma, degree, coef0, out):
     """out[i, c] = K(x_i, column c of dense) for every CSR row i."""
     n = indptr.shape[0] - 1

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
+from ._numba_options import PARALLEL_MIN_NNZ, PRANGE
+
 
 class ScoredModel:
     """What every model shares: labels from its float64[n, m] scores
@@ -123,19 +125,39 @@ def check_label_columns(fields, labels, n_models):
         fields.fail("n_models", f"{len(labels)} labels need {expected} score columns, header says {n_models}")
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _decision_values(indptr, indices, values, W, n_features, B, has_bias, b, out):
-    n = indptr.shape[0] - 1
+@njit(cache=True, nogil=True)
+def _score_row(indptr, indices, values, W, n_features, B, has_bias, b, out, i):
     m = W.shape[1]
-    for i in prange(n):
-        for c in range(m):
-            out[i, c] = b[c]
-            if has_bias:
-                out[i, c] += B * W[n_features, c]
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            if j < n_features:
-                v = values[p]
-                for c in range(m):
-                    out[i, c] += v * W[j, c]
+    for c in range(m):
+        out[i, c] = b[c]
+        if has_bias:
+            out[i, c] += B * W[n_features, c]
+    for p in range(indptr[i], indptr[i + 1]):
+        j = indices[p]
+        if j < n_features:
+            v = values[p]
+            for c in range(m):
+                out[i, c] += v * W[j, c]
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def _decision_values_parallel(indptr, indices, values, W, n_features, B, has_bias, b, out):
+    for i in prange(indptr.shape[0] - 1):
+        _score_row(indptr, indices, values, W, n_features, B, has_bias, b, out, i)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _decision_values_serial(indptr, indices, values, W, n_features, B, has_bias, b, out):
+    for i in range(indptr.shape[0] - 1):
+        _score_row(indptr, indices, values, W, n_features, B, has_bias, b, out, i)
+    return out
+
+
+def _decision_values(indptr, indices, values, W, n_features, B, has_bias, b, out):
+    """out[i, c] = b[c] + B W[n_features, c] (with a bias) + x_i . W[:, c]
+    (features >= n_features ignored); returns out. In parallel over rows
+    from PARALLEL_MIN_NNZ stored values on (the same numbers either way)."""
+    if indptr[-1] - indptr[0] >= PARALLEL_MIN_NNZ:
+        return _decision_values_parallel(indptr, indices, values, W, n_features, B, has_bias, b, out)
+    return _decision_values_serial(indptr, indices, values, W, n_features, B, has_bias, b, out)

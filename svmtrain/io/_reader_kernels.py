@@ -39,6 +39,8 @@ grows the arrays and resumes at the same line.
 import numpy as np
 from numba import njit
 
+from .._sort_kernels import argsort_range
+
 # Error codes (the caller turns them into messages).
 OK = 0
 E_LABEL = 1           # label is not a number (or the line has no label)
@@ -94,9 +96,13 @@ def _sort_row(indices, values, lo, hi):
     """Sort indices[lo:hi] (values follow). Returns the permutation used:
     new position lo + p holds what was at lo + perm[p]."""
     n = hi - lo
-    perm = np.argsort(indices[lo:hi], kind="mergesort")
-    ti = indices[lo:hi].copy()
-    tv = values[lo:hi].copy()
+    perm = np.empty(n, np.int64)
+    argsort_range(indices, lo, hi, perm)
+    ti = np.empty(n, np.int32)
+    tv = np.empty(n, np.float64)
+    for p in range(n):
+        ti[p] = indices[lo + p]
+        tv[p] = values[lo + p]
     for p in range(n):
         indices[lo + p] = ti[perm[p]]
         values[lo + p] = tv[perm[p]]
@@ -110,7 +116,7 @@ NEED_NNZ = -2
 NEED_SLOW = -3
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
                 labels, qid, rowline, indptr, indices, values, slow_slot, slow_text):
     """Parse the complete lines of ``buf[i:end]`` into the given arrays.

@@ -33,6 +33,8 @@ result depends on the summation order only at rounding level.
 import numpy as np
 from numba import njit, prange
 
+from .._numba_options import PRANGE
+
 SCALE, NU, BIAS, AVG_A, ETA_SUM, B_SUM = 0, 1, 2, 3, 4, 5
 RESCALE_BELOW = 1e-6
 FASTMATH = {"reassoc", "contract"}
@@ -135,7 +137,7 @@ def asset_steps(F, pos, y, cost, k, t0, lam, Bc, has_b, b_box, step0, strong, av
     return n_steps
 
 
-@njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH)
+@njit(cache=True, nogil=True, parallel=PRANGE, fastmath=FASTMATH)
 def feature_margins(F, w, Bc, b, out):
     """out[r] = F[r].w[:d] + Bc w[d] + b for every row (in parallel)."""
     n, d = F.shape
@@ -159,7 +161,7 @@ def hinge_sum(y, cost, scores):
     return s
 
 
-@njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH)
+@njit(cache=True, nogil=True, parallel=PRANGE, fastmath=FASTMATH)
 def row_sqnorms(F):
     """|F[r]|^2 for every row."""
     n, d = F.shape

@@ -8,6 +8,8 @@ indices int32, values float64) and a weight vector ``w`` of length
 import numpy as np
 from numba import njit, prange
 
+from .._numba_options import PARALLEL_MIN_NNZ, PRANGE
+
 LOSS_HINGE = 0
 LOSS_SQUARED_HINGE = 1
 LOSS_CODES = {"hinge": LOSS_HINGE, "squared-hinge": LOSS_SQUARED_HINGE}
@@ -50,13 +52,31 @@ def row_sqnorms(indptr, values, B):
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def margins(indptr, indices, values, w, B, b, out):
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def margins_parallel(indptr, indices, values, w, B, b, out):
     """out[i] = x_i . w + b for every row (in parallel over rows)."""
     n = indptr.shape[0] - 1
     for i in prange(n):
         out[i] = row_dot(indptr, indices, values, i, w, B) + b
     return out
+
+
+@njit(cache=True, nogil=True)
+def margins_serial(indptr, indices, values, w, B, b, out):
+    """out[i] = x_i . w + b for every row (the same numbers as margins_parallel)."""
+    n = indptr.shape[0] - 1
+    for i in range(n):
+        out[i] = row_dot(indptr, indices, values, i, w, B) + b
+    return out
+
+
+def margins(indptr, indices, values, w, B, b, out):
+    """out[i] = x_i . w + b for every row; returns out. In parallel over
+    rows when there are at least PARALLEL_MIN_NNZ stored values (each row's
+    sum is the same either way)."""
+    if indptr[-1] - indptr[0] >= PARALLEL_MIN_NNZ:
+        return margins_parallel(indptr, indices, values, w, B, b, out)
+    return margins_serial(indptr, indices, values, w, B, b, out)
 
 
 @njit(cache=True, nogil=True)

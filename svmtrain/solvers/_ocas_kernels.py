@@ -32,6 +32,11 @@ never on the thread schedule or the memory layout.
 import numpy as np
 from numba import njit, prange
 
+from .._numba_options import PRANGE
+
+from .._linalg_kernels import lu_solve
+from .._sort_kernels import argsort_range
+
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -63,7 +68,7 @@ def _dot(x, y, lo, hi):
 # Per-example pass after the line search: new outputs of w_b, the loss, the
 # violators of the next cut point and their summary.
 # ---------------------------------------------------------------------------
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def update_outputs(y, cw, out_b, out_d, t, mu, viol, prev, nb):
     """Move w_b to w_b + t d (d = w_c - w_b) and classify the next cut point.
 
@@ -121,7 +126,7 @@ def update_outputs(y, cw, out_b, out_d, t, mu, viol, prev, nb):
     return loss, nerr, nv, bsum, nch
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def loss_at(y, cw, out_b, out_d, t, nb):
     """sum_i c_i max(0, 1 - y_i (out_b_i + t out_d_i))."""
     n = y.shape[0]
@@ -142,7 +147,7 @@ def loss_at(y, cw, out_b, out_d, t, nb):
 # ---------------------------------------------------------------------------
 # The new cut: a = sum_i coef_i x_i over the rows with coef_i != 0.
 # ---------------------------------------------------------------------------
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def scatter_cut(indptr, indices, values, B, y, cw, viol, prev, delta, nb, buf, out):
     """out += sum_i coef_i x_i (the constant feature B included), where
     coef_i = c_i y_i viol_i (``delta`` false: the full cut) or
@@ -188,7 +193,7 @@ def scatter_cut(indptr, indices, values, B, y, cw, viol, prev, delta, nb, buf, o
 # ---------------------------------------------------------------------------
 # Cut buffer: Gram row of a new cut, and w_c = sum alpha_j a_j.
 # ---------------------------------------------------------------------------
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def gram_row(A, k, slot, a, nb, out):
     """Store the cut ``a`` as ``A[slot]`` and set out[j] = A[j].a for j < k
     (slot < k; out[slot] = a.a). One pass over A, parallel over feature
@@ -210,7 +215,7 @@ def gram_row(A, k, slot, a, nb, out):
     return out[slot]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def axpy_sqnorm(w, t, v, nb):
     """w += t v in place; returns w.w (parallel over blocks)."""
     dd = w.shape[0]
@@ -226,7 +231,7 @@ def axpy_sqnorm(w, t, v, nb):
     return s
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def combine_cuts(A, alpha, k, w_b, w_c, w_d, nb):
     """w_c = sum_{j<k, alpha_j>0} alpha_j A[j] and w_d = w_c - w_b.
 
@@ -311,7 +316,7 @@ def _qp_newton(H, bvec, Cb, support, with_sum):
             M[a, m] = 1.0
             M[m, a] = 1.0
         r[m] = Cb
-    x = np.linalg.lstsq(M, r, rcond=1e-13)[0]
+    x = lu_solve(M, r, 1e-13)[1]
     z = x[:m].copy()
     tot = 0.0
     for a in range(m):
@@ -354,7 +359,8 @@ def _qp_polish(H, bvec, alpha, k, Cb, asum):
         alpha[support[a]] = z[a]
     if _qp_value(H, bvec, alpha, k) <= f_old:
         return True
-    alpha[:k] = old
+    for j in range(k):
+        alpha[j] = old[j]
     return False
 
 
@@ -385,13 +391,9 @@ def _eqp(H, bvec, free, k, Cb):
         M[a, m] = 1.0
         M[m, a] = 1.0
     r[m] = Cb
-    ok = True
-    try:
-        x = np.linalg.solve(M, r)
-    except Exception:  # singular face: least squares
-        ok = False
-    if not ok:
-        x = np.linalg.lstsq(M, r, rcond=1e-13)[0]
+    ok, x = lu_solve(M, r, 0.0)
+    if not ok:  # singular face: a basic solution of the well-conditioned part
+        x = lu_solve(M, r, 1e-13)[1]
     for a in range(m + 1):
         if not np.isfinite(x[a]):
             return False, x[:m].copy(), F
@@ -659,7 +661,7 @@ def _as_float(bits):
     return tmp.view(np.float64)[0]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def _prefix_hist(kbits, wb, prefix, pshift, shift, nbins, nb):
     """Weight of the breakpoints per bin: among the t_i whose bit pattern
     has ``kbits >> pshift == prefix`` (all of them when pshift == 64), bin
@@ -701,7 +703,7 @@ def _select_bin(hist, key0, shift, G, qa):
     return nbins - 1, G - hist[nbins - 1]
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=PRANGE, error_model="numpy")
 def breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb):
     """Pass 1 of the line search (see ``line_search``): every example's
     breakpoint t_i = p_i / r_i into ``kb`` (inf when it has none in
@@ -738,7 +740,7 @@ def breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb):
     return G, m
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def _prefix_counts(kbits, key, shift, nb):
     """Per block, how many bit patterns have ``kbits >> shift == key``."""
     n = kbits.shape[0]
@@ -758,7 +760,7 @@ def count_prefix(kbits, key, shift, nb):
     return _prefix_counts(kbits, key, shift, nb).sum()
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def gather_prefix(kb, wb, key, shift, nb):
     """The breakpoints ``kb`` (and weights ``wb``) whose bit patterns have
     ``bits >> shift == key``, in index order, as two new arrays."""
@@ -802,7 +804,7 @@ def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
     exactly): a histogram of the breakpoint weights by binary exponent
     finds the binade where phi' changes sign, a second histogram by the
     next 12 mantissa bits finds the sub-range inside it, and only the
-    breakpoints of that sub-range are gathered, sorted (np.argsort) and
+    breakpoints of that sub-range are gathered, sorted (argsort_range) and
     walked. Every pass is parallel over blocks and O(n); the result is the
     exact minimiser that sorting everything gives.
 
@@ -816,16 +818,19 @@ def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
         return -G / qa, m
     kbits = kb.view(np.int64)
     # level 1: sign bit (0) + 11 exponent bits
-    h1 = _prefix_hist(kbits, wb, 0, 64, 52, 2048, nb)
-    e, G = _select_bin(h1, 0, 52, G, qa)
+    # (np.int64 arguments: literal constants would make numba compile one
+    # specialisation per call site)
+    h1 = _prefix_hist(kbits, wb, np.int64(0), np.int64(64), np.int64(52), np.int64(2048), nb)
+    e, G = _select_bin(h1, np.int64(0), np.int64(52), G, qa)
     if e == 2047:  # phi' < 0 past every breakpoint
         return -G / qa, m
     # level 2: the next 12 bits inside binade e
-    h2 = _prefix_hist(kbits, wb, e, 52, 40, 4096, nb)
-    s, G = _select_bin(h2, e << 12, 40, G, qa)
+    h2 = _prefix_hist(kbits, wb, e, np.int64(52), np.int64(40), np.int64(4096), nb)
+    s, G = _select_bin(h2, e << 12, np.int64(40), G, qa)
     key = (e << 12) | s
     lo_t = _as_float(key << 40)
     # gather that bin's breakpoints (bit patterns with kbits >> 40 == key)
-    sk, sw = gather_prefix(kb, wb, key, 40, nb)
-    order = np.argsort(sk)
+    sk, sw = gather_prefix(kb, wb, key, np.int64(40), nb)
+    order = np.empty(sk.shape[0], np.int64)
+    argsort_range(sk, np.int64(0), sk.shape[0], order)
     return _walk(sk, sw, order, lo_t, G, qa), m

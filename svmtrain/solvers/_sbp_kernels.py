@@ -46,6 +46,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._numba_options import PRANGE
+
 from ..kernel_cache import fetch
 
 # scalar state (float64 vector) of the step loop
@@ -111,8 +113,13 @@ def quickselect(vals, idx, lo, hi, q, rs):
             return
 
 
-@njit(cache=True, nogil=True)
 def water_level(vals, idx, volume, rs, hint=np.nan):
+    """Python entry to :func:`_water_level` (one compiled signature: hint always a float)."""
+    return _water_level(vals, idx, float(volume), rs, float(hint))
+
+
+@njit(cache=True, nogil=True)
+def _water_level(vals, idx, volume, rs, hint):
     """Water level of vals[idx] with ``volume`` poured in; returns (k, level).
 
     idx is reordered so that idx[:k] are the k submerged points (the k
@@ -124,7 +131,7 @@ def water_level(vals, idx, volume, rs, hint=np.nan):
     little the search ends after about two passes. Later pivots are random
     (expected O(n) in any case).
     """
-    lo = 0
+    lo = np.int64(0)      # (np.int64: a literal 0 would be a second specialisation of partition3)
     hi = idx.shape[0]
     cnt = 0
     total = 0.0
@@ -167,8 +174,13 @@ def _range_sum(vals, idx, lo, hi):
     return s
 
 
-@njit(cache=True, nogil=True)
 def water_level_bias(vals, idx_pos, idx_neg, volume, rs, hint=0):
+    """Python entry to :func:`_water_level_bias` (one compiled signature: hint always an int)."""
+    return _water_level_bias(vals, idx_pos, idx_neg, float(volume), rs, int(hint))
+
+
+@njit(cache=True, nogil=True)
+def _water_level_bias(vals, idx_pos, idx_neg, volume, rs, hint):
     """Two-basin water level (section 3.6); returns (k, level_sum) with level_sum = L+ + L- = 2 gamma.
 
     idx_pos / idx_neg are reordered so that their first k entries are the k
@@ -178,9 +190,9 @@ def water_level_bias(vals, idx_pos, idx_neg, volume, rs, hint=0):
     second; later probes are random ranks (expected O(n) in any case).
     """
     k_hi = min(idx_pos.shape[0], idx_neg.shape[0])
-    lo_p = 0
+    lo_p = np.int64(0)    # (np.int64: see _water_level)
     hi_p = idx_pos.shape[0]
-    lo_n = 0
+    lo_n = np.int64(0)
     hi_n = idx_neg.shape[0]
     cnt = 0
     total = 0.0
@@ -241,7 +253,7 @@ def bias_from_level(vals, idx_pos, idx_neg, k, level_sum):
 
 
 # ------------------------------------------------------------------- the loop
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _apply_block(M, slots, coef, y, v, r, a, n_train, omega, u, lo, hi):
     for i in range(lo, hi):
         u[i] = 0.0
@@ -260,7 +272,7 @@ def _apply_block(M, slots, coef, y, v, r, a, n_train, omega, u, lo, hi):
     return acc
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def _apply_parallel(M, slots, coef, y, v, r, a, n_train, omega, u):
     n = v.shape[0]
     n_blocks = (n + APPLY_BLOCK - 1) // APPLY_BLOCK
@@ -335,18 +347,19 @@ def sbp_steps(n_steps, row_budget, bias, B, volume, eta0, max_kii, avg_power, fo
         t = state[S_STEP] + 1.0
         # 1. the water level; p* is uniform on the submerged points (per basin)
         if bias:
-            k, level = water_level_bias(v, idx_pos, idx_neg, volume / s, rs, int(state[S_K]))
+            k, level = _water_level_bias(v, idx_pos, idx_neg, volume / s, rs, np.int64(state[S_K]))
             for b in range(B):
                 js[b] = idx_pos[int(uniforms[step, b] * k)]
                 js[B + b] = idx_neg[int(uniforms[step, B + b] * k)]
         else:
-            k, level = water_level(v, idx_all, volume / s, rs, state[S_LEVEL] / s if state[S_K] > 0 else np.nan)
+            k, level = _water_level(v, idx_all, volume / s, rs, state[S_LEVEL] / s if state[S_K] > 0 else np.nan)
             for b in range(B):
                 js[b] = idx_all[int(uniforms[step, b] * k)]
         state[S_LEVEL] = level * s
         state[S_K] = k
         if trace.shape[0] > step:
-            trace[step, :] = js
+            for b in range(L):
+                trace[step, b] = js[b]
         # 2. the kernel rows of the drawn points
         fetch(js, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
               M, slot_of, owner, stamp, cstate, D, miss_rows, miss_slots, slots)
@@ -376,7 +389,7 @@ def sbp_steps(n_steps, row_budget, bias, B, volume, eta0, max_kii, avg_power, fo
     return n_steps
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=PRANGE)
 def averaged(v, r, acc, omega, weight, out):
     """out = (acc + omega v - r) / weight: the running average of s v (responses) or s a (alpha)."""
     for i in prange(v.shape[0]):

@@ -1,0 +1,107 @@
+"""Check that svmtrain.precompile leaves nothing to compile for real runs.
+
+    python scripts/check_precompile.py [--jobs N] [--data FILE] [--solvers dcd,ocas,...]
+
+Copies the package into a temporary directory (so numba's in-tree cache
+starts empty), runs ``precompile(jobs)`` there and prints its groups'
+seconds and its wall time, then runs each command line below (svm-train
+on FILE, default data/heart_scale.xz, then svm-predict with the model) in
+a fresh interpreter with a numba compile-event listener and prints how
+many functions each run compiled (0 expected) and which.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+RUNS = [
+    ["-s", "dcd"], ["-s", "dcd", "--loss", "squared-hinge", "-B", "1"], ["-s", "dcd", "-v", "3"],
+    ["-s", "dcd", "--model-format", "liblinear"],
+    ["-s", "pegasos"], ["-s", "pegasos", "-k", "8", "-R"],
+    ["-s", "ocas"], ["-s", "ocas", "--ocas-method", "cp", "-B", "1"],
+    ["-s", "sbp"], ["-s", "sbp", "-t", "1"], ["-s", "sbp", "--model-format", "libsvm"],
+    ["-s", "pegasos", "-t", "2"],
+    ["-s", "asset"], ["-s", "asset", "--approx", "fourier"], ["-s", "asset", "--inner", "dcd"],
+    ["-s", "asset", "--inner", "pegasos"], ["-s", "asset", "--strongly-convex"],
+    ["-s", "dcd", "--stream"], ["-s", "pegasos", "--stream"], ["-s", "ocas", "--stream"],
+    ["-s", "asset", "--stream"], ["-s", "asset", "--approx", "fourier", "--stream"],
+]
+
+RUN_AND_COUNT = r"""
+import json, sys, tempfile, os
+from numba.core import event
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        d = ev.data["dispatcher"]
+        compiled.append(d.py_func.__module__ + "." + d.py_func.__qualname__ + str(ev.data["args"])[:60])
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listener())
+from svmtrain.cli.predict import main as predict_main
+from svmtrain.cli.train import main as train_main
+data, args = sys.argv[1], sys.argv[2:]
+tmp = tempfile.mkdtemp()
+model, out = os.path.join(tmp, "m"), os.path.join(tmp, "out")
+train_main(["-q"] + args + [data, model], standalone_mode=False)
+if "-v" not in args:
+    predict_main(["-q", data, model, out], standalone_mode=False)
+print(json.dumps(compiled))
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--data", default=str(ROOT / "data" / "heart_scale.xz"))
+    ap.add_argument("--solvers", default=None,
+                    help="comma-separated: check only the runs of these -s solvers (e.g. dcd,ocas for big data)")
+    args = ap.parse_args()
+    args.data = str(Path(args.data).resolve())
+    tmp = Path(tempfile.mkdtemp(prefix="svmtrain-check-precompile-"))
+    try:
+        shutil.copytree(ROOT / "svmtrain", tmp / "svmtrain",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "*.pyc"))
+        env = dict(os.environ, PYTHONPATH=str(tmp) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        code = ("import json, sys, time; from svmtrain.precompile import precompile; t = time.perf_counter(); "
+                f"r = precompile(jobs={args.jobs!r}, log=lambda s: print(s, file=sys.stderr, flush=True)); "
+                "print(json.dumps([r, time.perf_counter() - t]))")
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if out.returncode != 0:
+            sys.exit(out.stderr)
+        groups, inner = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"precompile(jobs={args.jobs}): {inner:.1f} s inside, {wall:.1f} s with interpreter start")
+        for name, secs in groups:
+            print(f"  {name:15s} {secs:6.1f} s")
+        bad = 0
+        only = None if args.solvers is None else set(args.solvers.split(","))
+        for run in RUNS:
+            key = "kernel-pegasos" if run[1] == "pegasos" and "-t" in run else run[1]
+            if only is not None and key not in only:
+                continue
+            out = subprocess.run([sys.executable, "-c", RUN_AND_COUNT, args.data] + run, env=env, cwd=tmp,
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                print(f"  {' '.join(run):45s} FAILED\n{out.stderr}")
+                bad += 1
+                continue
+            compiled = json.loads(out.stdout.strip().splitlines()[-1])
+            bad += bool(compiled)
+            print(f"  {' '.join(run):45s} {len(compiled)} compiled" + "".join(f"\n      {c}" for c in compiled))
+        print("OK: nothing compiled after precompile" if not bad else f"{bad} run(s) compiled or failed")
+        sys.exit(1 if bad else 0)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""The small hand-written numba kernels that replace numba's np.argsort and
+np.linalg (cheaper to compile), and the serial twins of parallel kernels,
+each against a plain NumPy twin."""
+import numpy as np
+import pytest
+
+from conftest import bundled
+from svmtrain._linalg_kernels import lu_solve
+from svmtrain._sort_kernels import argsort_range
+from svmtrain.io.reader import read_libsvm
+from svmtrain.model import LinearModel, _decision_values_parallel, _decision_values_serial
+from svmtrain.solvers._common import margins_parallel, margins_serial
+
+
+# ------------------------------------------------------------------ argsort
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 16, 17, 100, 1000, 5000])
+@pytest.mark.parametrize("kind", ["random", "sorted", "reversed", "few-values"])
+def test_argsort_range_sorts_like_numpy(n, kind):
+    rng = np.random.default_rng(n)
+    if kind == "random":
+        keys = rng.standard_normal(n + 7)
+    elif kind == "sorted":
+        keys = np.sort(rng.standard_normal(n + 7))
+    elif kind == "reversed":
+        keys = np.sort(rng.standard_normal(n + 7))[::-1].copy()
+    else:
+        keys = rng.integers(0, 4, n + 7).astype(np.float64)
+    lo, hi = 3, 3 + n
+    perm = np.full(n + 2, -1, np.int64)
+    argsort_range(keys, lo, hi, perm)
+    p = perm[:n]
+    assert sorted(p.tolist()) == list(range(n))            # a permutation
+    np.testing.assert_array_equal(keys[lo:hi][p], np.sort(keys[lo:hi]))
+    if kind != "few-values":                                # distinct keys: the same permutation
+        np.testing.assert_array_equal(p, np.argsort(keys[lo:hi], kind="stable"))
+    assert (perm[n:] == -1).all()                           # nothing written past hi - lo
+
+
+def test_argsort_range_int32_keys_are_deterministic():
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 50, 300).astype(np.int32)
+    a = np.empty(300, np.int64)
+    b = np.empty(300, np.int64)
+    argsort_range(keys, 0, 300, a)
+    argsort_range(keys.copy(), 0, 300, b)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(keys[a], np.sort(keys))
+
+
+# ---------------------------------------------------------------- LU solve
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 30])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lu_solve_matches_numpy_on_well_conditioned_systems(n, seed):
+    rng = np.random.default_rng(seed)
+    M = rng.standard_normal((n, n)) + n * np.eye(n)
+    r = rng.standard_normal(n)
+    M0, r0 = M.copy(), r.copy()
+    full, x = lu_solve(M, r, 0.0)
+    assert full
+    np.testing.assert_allclose(x, np.linalg.solve(M, r), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(M, M0)                    # inputs untouched
+    np.testing.assert_array_equal(r, r0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lu_solve_on_symmetric_kkt_systems(seed):
+    # the QP's face systems: [H 1; 1' 0] with H a Gram matrix of nearly parallel cuts
+    rng = np.random.default_rng(seed)
+    k, d = 6, 20
+    A = rng.standard_normal(d) + 1e-3 * rng.standard_normal((k, d))
+    H = A @ A.T
+    M = np.zeros((k + 1, k + 1))
+    M[:k, :k] = H
+    M[:k, k] = M[k, :k] = 1.0
+    r = np.append(rng.standard_normal(k), 1.0)
+    full, x = lu_solve(M, r, 0.0)
+    assert full
+    ref = np.linalg.solve(M, r)
+    cond = np.linalg.cond(M)
+    assert np.linalg.norm(x - ref) <= 1e-14 * cond * np.linalg.norm(ref) + 1e-12
+    assert np.linalg.norm(M @ x - r) <= 1e-10 * np.linalg.norm(r) * max(1.0, np.abs(M).max())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_lu_solve_near_singular_agrees_with_numpy_up_to_conditioning(seed):
+    rng = np.random.default_rng(seed)
+    n = 10
+    U, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    V, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    s = np.logspace(0, -9, n)
+    M = U @ np.diag(s) @ V.T
+    x_true = rng.standard_normal(n)
+    r = M @ x_true
+    full, x = lu_solve(M, r, 0.0)
+    assert full
+    ref = np.linalg.solve(M, r)
+    # both are backward stable: small residuals, forward errors of order cond * eps
+    assert np.linalg.norm(M @ x - r) <= 1e-12 * np.linalg.norm(r)
+    cond = s[0] / s[-1]
+    assert np.linalg.norm(x - ref) <= 1e3 * cond * np.finfo(float).eps * np.linalg.norm(ref)
+
+
+def test_lu_solve_rank_deficient_gives_a_basic_solution_of_a_consistent_system():
+    rng = np.random.default_rng(3)
+    B = rng.standard_normal((7, 4))
+    M = B @ B.T                                             # 7x7 of rank 4
+    r = M @ rng.standard_normal(7)                          # consistent
+    full, x = lu_solve(M, r, 1e-13)
+    assert not full
+    assert np.isfinite(x).all()
+    assert (x == 0.0).sum() == 3                            # the dropped unknowns
+    np.testing.assert_allclose(M @ x, r, rtol=1e-9, atol=1e-9)
+    # an exactly singular matrix with rcond = 0: flagged, never an exception
+    S = np.zeros((3, 3))
+    S[0, 0] = 2.0
+    full, x = lu_solve(S, np.array([4.0, 0.0, 0.0]), 0.0)
+    assert not full
+    np.testing.assert_array_equal(x, [2.0, 0.0, 0.0])
+
+
+def test_lu_solve_nan_does_not_raise():
+    M = np.array([[np.nan, 1.0], [1.0, 2.0]])
+    full, x = lu_solve(M, np.ones(2), 0.0)
+    assert x.shape == (2,)
+
+
+# ------------------------------------------------ serial twins of parallel kernels
+def test_margins_serial_equals_parallel():
+    X = read_libsvm(bundled("heart_scale.xz"))
+    w = np.random.default_rng(0).standard_normal(X.n_features + 1)
+    a = margins_serial(X.indptr, X.indices, X.values, w, 1.0, 0.25, np.empty(X.n_rows))
+    b = margins_parallel(X.indptr, X.indices, X.values, w, 1.0, 0.25, np.empty(X.n_rows))
+    np.testing.assert_array_equal(a, b)
+    D = np.zeros((X.n_rows, X.n_features))
+    for i in range(X.n_rows):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        D[i, X.indices[lo:hi]] = X.values[lo:hi]
+    np.testing.assert_allclose(a, D @ w[:-1] + w[-1] + 0.25, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_decision_values_serial_equals_parallel_and_numpy(bias):
+    X = read_libsvm(bundled("heart_scale.xz"))
+    d = X.n_features - 2                                    # features beyond the model are ignored
+    rows = d + 1 if bias >= 0 else d
+    W = np.random.default_rng(1).standard_normal((rows, 3))
+    b = np.array([0.1, -0.2, 0.3])
+    args = (X.indptr, X.indices, X.values, W, d, max(bias, 0.0), bias >= 0, b)
+    a = _decision_values_serial(*args, np.empty((X.n_rows, 3)))
+    p = _decision_values_parallel(*args, np.empty((X.n_rows, 3)))
+    np.testing.assert_array_equal(a, p)
+    D = np.zeros((X.n_rows, d))
+    for i in range(X.n_rows):
+        for q in range(X.indptr[i], X.indptr[i + 1]):
+            if X.indices[q] < d:
+                D[i, X.indices[q]] = X.values[q]
+    ref = D @ W[:d] + b + (W[d] if bias >= 0 else 0.0)
+    np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
+    model = LinearModel(labels=np.array([1.0, 2.0, 3.0]), W=W, n_features=d, bias=bias, b=b, solver="dcd")
+    np.testing.assert_array_equal(model.decision_function(X), a)
