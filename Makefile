@@ -13,11 +13,14 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
+# set-up compiles every solver's numba kernels once, in parallel processes
 install: venv
 	$(PIP) install -e .
+	$(BIN)/svm-train --precompile
 
 install-test: venv
 	$(PIP) install -e '.[test]'
+	$(BIN)/svm-train --precompile
 
 # Train Pegasos on the bundled UCI Adult (a9a) data and predict the held-out file.
 demo: install

@@ -32,6 +32,7 @@ RUNS = [
     ["-s", "asset", "--inner", "pegasos"], ["-s", "asset", "--strongly-convex"],
     ["-s", "dcd", "--stream"], ["-s", "pegasos", "--stream"], ["-s", "ocas", "--stream"],
     ["-s", "asset", "--stream"], ["-s", "asset", "--approx", "fourier", "--stream"],
+    ["--task", "r"], ["-s", "12", "-B", "1"], ["-s", "asset", "--task", "r", "--inner", "dcd"],
 ]
 
 RUN_AND_COUNT = r"""

@@ -19,7 +19,8 @@ The groups, and what they cover:
   selection (``-v``), linear scoring (serial and parallel) and model files;
 * ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp``), ``sbp``,
   ``kernel-pegasos`` (``-s pegasos -t 2``), ``asset`` (Nystrom and Fourier
-  maps, ``--inner pegasos|dcd``): training and the scoring of their models;
+  maps, ``--inner pegasos|dcd``): training and the scoring of their models,
+  regression (``--task r``) where the solver trains it;
 * ``stream``: ``--stream`` training of dcd, pegasos, ocas and asset (run
   after ``reader``, whose parser it uses);
 * ``dask``: the worker kernels of ``--engine dask`` (called directly;
@@ -150,6 +151,8 @@ def _dcd(tmp):
     for kw in ({}, {"loss": "squared-hinge"}, {"bias": 1.0, "C": 2.0}, {"class_weights": {1.0: 2.0}}):
         _train_and_score(chunk, tmp, solver="dcd", **kw)
     _train_and_score(_chunk(n_classes=3), tmp, solver="dcd")
+    for kw in ({}, {"loss": "squared-epsilon-insensitive", "bias": 1.0}):     # regression (--task r)
+        _train_and_score(chunk, tmp, solver="dcd", task="r", **kw)
 
 
 def _pegasos(tmp):
@@ -182,7 +185,8 @@ def _kernel_pegasos(tmp):
 def _asset(tmp):
     chunk = _chunk()
     for kw in ({"approx": "nystrom"}, {"approx": "fourier"}, {"strongly_convex": True},
-               {"inner": "pegasos"}, {"inner": "dcd"}, {"approx": "fourier", "inner": "dcd"}):
+               {"inner": "pegasos"}, {"inner": "dcd"}, {"approx": "fourier", "inner": "dcd"},
+               {"inner": "dcd", "task": "r"}, {"approx": "fourier", "inner": "dcd", "task": "r"}):
         _train_and_score(chunk, tmp, solver="asset", dim=8, epochs=2, **kw)
 
 
