@@ -45,7 +45,8 @@ def run(tree, args, data, model):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}   # the cache beside the copy
     env["PYTHONPATH"] = tree
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", TRAIN, *args, data, model], check=True, env=env,
+    # from inside the tree: "python -c" puts the working directory first on sys.path
+    subprocess.run([sys.executable, "-c", TRAIN, *args, data, model], check=True, env=env, cwd=tree,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - t
 

@@ -23,13 +23,13 @@ TRAIN = "import sys; from svmtrain.cli.train import main; sys.argv[0] = 'svm-tra
 PREDICT = "import sys; from svmtrain.cli.predict import main; sys.argv[0] = 'svm-predict'; main()"
 
 
-def timed(cmd, env=None, runs=10):
+def timed(cmd, env=None, runs=10, cwd=None):
     """(median, best) wall seconds of ``runs`` runs after one untimed run."""
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
         times.append(time.perf_counter() - t)
     return statistics.median(times), min(times)
 
@@ -38,9 +38,10 @@ def svmtrain_rows(label, repo, data, tmp, runs):
     """Rows for svm-train / svm-predict run from checkout ``repo`` with this interpreter."""
     env = dict(os.environ, PYTHONPATH=repo)
     model, out = os.path.join(tmp, f"{label}.model"), os.path.join(tmp, f"{label}.out")
-    rows = [(f"svm-train ({label})", timed([sys.executable, "-c", TRAIN, "-q", data, model], env, runs))]
+    # run from inside ``repo``: "python -c" puts the working directory first on sys.path
+    rows = [(f"svm-train ({label})", timed([sys.executable, "-c", TRAIN, "-q", data, model], env, runs, repo))]
     rows.append((f"svm-predict ({label})",
-                 timed([sys.executable, "-c", PREDICT, "-q", data, model, out], env, runs)))
+                 timed([sys.executable, "-c", PREDICT, "-q", data, model, out], env, runs, repo)))
     return rows
 
 

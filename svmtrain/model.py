@@ -127,17 +127,22 @@ def check_label_columns(fields, labels, n_models):
 
 @njit(cache=True, nogil=True)
 def _score_row(indptr, indices, values, W, n_features, B, has_bias, b, out, i):
+    """Row i's scores, summed in LIBLINEAR's order (the features in row order,
+    then the bias feature), then b: a LIBLINEAR model scores bit for bit as
+    liblinear-predict scores it."""
     m = W.shape[1]
     for c in range(m):
-        out[i, c] = b[c]
-        if has_bias:
-            out[i, c] += B * W[n_features, c]
+        out[i, c] = 0.0
     for p in range(indptr[i], indptr[i + 1]):
         j = indices[p]
         if j < n_features:
             v = values[p]
             for c in range(m):
                 out[i, c] += v * W[j, c]
+    for c in range(m):
+        if has_bias:
+            out[i, c] += B * W[n_features, c]
+        out[i, c] += b[c]
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
@@ -155,8 +160,8 @@ def _decision_values_serial(indptr, indices, values, W, n_features, B, has_bias,
 
 
 def _decision_values(indptr, indices, values, W, n_features, B, has_bias, b, out):
-    """out[i, c] = b[c] + B W[n_features, c] (with a bias) + x_i . W[:, c]
-    (features >= n_features ignored); returns out. In parallel over rows
+    """out[i, c] = x_i . W[:, c] + B W[n_features, c] (with a bias) + b[c]
+    (features >= n_features ignored; summed as :func:`_score_row` says); returns out. In parallel over rows
     from PARALLEL_MIN_NNZ stored values on (the same numbers either way)."""
     if indptr[-1] - indptr[0] >= PARALLEL_MIN_NNZ:
         return _decision_values_parallel(indptr, indices, values, W, n_features, B, has_bias, b, out)

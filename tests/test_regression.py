@@ -276,3 +276,15 @@ def test_asset_regression_on_concrete_scale(tmp_path):
     ours = float(np.mean((model.predict(te) - te.labels) ** 2))
     theirs = libsvm_test_mse("-s 3 -t 2 -g 0.5 -c 10 -p 0.1", tr, dense(tr), te, dense(te))
     assert ours <= 1.1 * theirs, (ours, theirs)
+
+
+def test_liblinear_model_predicts_bit_for_bit(tmp_path):
+    """Scores are summed in LIBLINEAR's order (features, then the bias feature): identical doubles."""
+    util = pytest.importorskip("liblinear.liblinearutil")
+    chunk, A = synthetic(n=300, d=15, seed=11)
+    rows = [{j + 1: v for j, v in enumerate(row) if v} for row in A]
+    reset_c_rand()
+    m = util.train(chunk.labels.tolist(), rows, "-s 12 -c 1 -B 1 -q")
+    util.save_model(str(tmp_path / "m"), m)
+    theirs, _, _ = util.predict(chunk.labels.tolist(), rows, util.load_model(str(tmp_path / "m")), "-q")
+    assert np.array_equal(load_model(tmp_path / "m").predict(chunk), np.array(theirs))
