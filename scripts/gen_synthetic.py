@@ -13,7 +13,11 @@ frequent features, zero elsewhere), then a fraction of the labels flipped
 about 73% cross-validation accuracy with 100,000 rows; the best possible is
 95%) and can serve solver benchmarks as well as reader benchmarks.
 
-The same (rows, features, nnz_per_row, seed, noise) always give the same
+With ``--task r`` the label is a regression target instead: ``w . x`` plus
+Gaussian noise of standard deviation ``--noise`` (default then 0.1), written
+with six decimals (``-1.234567``; |y| is clipped below 1000).
+
+The same (rows, features, nnz_per_row, seed, noise, task) always give the same
 bytes. The text is assembled with vectorised NumPy, block by block (no Python
 loop per row), and written to ``PATH.tmp`` first, then renamed, so a file
 that exists is complete.
@@ -36,7 +40,30 @@ def _ndigits(x):
     return len(str(int(x)))
 
 
-def _block_text(rng, w, rows, features, nnz_per_row, noise, skew):
+def _fixed6(y, width):
+    """uint8[n, width]: each value as text with six decimals ('-12.345678'),
+    |y| < 1000, padded on the right with PAD (vectorised, no loop per value)."""
+    n = y.shape[0]
+    out = np.full((n, width), PAD, np.uint8)
+    micro = np.rint(np.abs(y) * 1e6).astype(np.int64)
+    ipart, frac = micro // 1_000_000, micro % 1_000_000
+    neg = (y < 0) & (micro > 0)
+    ndig = np.where(ipart >= 100, 3, np.where(ipart >= 10, 2, 1))
+    col = neg.astype(np.int64)                      # where the integer digits start
+    out[neg, 0] = ord("-")
+    rows = np.arange(n)
+    for d in range(3):                              # integer digits, most significant first
+        has = d < ndig
+        digit = (ipart // 10 ** (ndig - 1 - d).clip(0)) % 10
+        out[rows[has], (col + d)[has]] = (48 + digit[has]).astype(np.uint8)
+    dot = col + ndig
+    out[rows, dot] = ord(".")
+    for d in range(6):
+        out[rows, dot + 1 + d] = (48 + (frac // 10 ** (5 - d)) % 10).astype(np.uint8)
+    return out
+
+
+def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c"):
     """The bytes (uint8 array) of one block of ``rows`` rows."""
     k = np.maximum(rng.poisson(nnz_per_row, size=rows), 1)
     row_of = np.repeat(np.arange(rows, dtype=np.int64), k)
@@ -57,20 +84,26 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew):
     val = rng.integers(1, 1_000_000, size=nnz)  # value = val / 1e6, six decimals
 
     margin = np.bincount(row_of, weights=(val * 1e-6) * w[idx], minlength=rows)  # w . x
-    positive = margin > 0
-    flip = rng.random(rows) < noise
-    positive ^= flip
+    if task == "r":
+        target = np.clip(margin + noise * rng.standard_normal(rows), -999.0, 999.0)
+    else:
+        positive = margin > 0
+        flip = rng.random(rows) < noise
+        positive ^= flip
 
     # Every row becomes cells of fixed width W (padded with PAD): a label
     # cell, one cell per feature " IDX:0.DDDDDD" and a newline cell.
     nd = _ndigits(features)
-    W = 1 + nd + 1 + 8
+    W = max(1 + nd + 1 + 8, 11)         # a feature cell; also holds a target ('-999.999999')
     ncells = 2 * rows + nnz
     M = np.full((ncells, W), PAD, np.uint8)
     first = np.zeros(rows, np.int64)
     first[1:] = np.cumsum(counts + 2)[:-1]   # label cell of each row
-    M[first, 0] = np.where(positive, ord("+"), ord("-"))
-    M[first, 1] = ord("1")
+    if task == "r":
+        M[first] = _fixed6(target, W)
+    else:
+        M[first, 0] = np.where(positive, ord("+"), ord("-"))
+        M[first, 1] = ord("1")
     M[first + counts + 1, 0] = ord("\n")
 
     T = np.full((nnz, W), PAD, np.uint8)
@@ -97,15 +130,19 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew):
 
 
 def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
-             noise=0.05, compress=None, verbose=False, skew=2.0, first_block=0):
+             noise=None, compress=None, verbose=False, skew=2.0, first_block=0, task="c"):
     """Write the synthetic file to ``path``; return its size in bytes.
 
     ``compress`` is None or "xz" (xz compression is slow: a few MB/s).
     ``first_block`` numbers the first block of rows: a file with the same
     seed and another first_block has other rows from the same hidden model
-    (a test set: ``--first-block 1000000``).
+    (a test set: ``--first-block 1000000``). ``task`` "c" writes +1/-1
+    labels (``noise``: the fraction flipped, default 0.05), "r" regression
+    targets (``noise``: the noise's standard deviation, default 0.1).
     """
     path = os.fspath(path)
+    if noise is None:
+        noise = 0.1 if task == "r" else 0.05
     root = np.random.default_rng(np.random.SeedSequence([seed, 0]))
     # hidden model: standard normal weights on the 1% most frequent features
     # (the lowest indices), zero on the others
@@ -119,7 +156,7 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
         while done < rows:
             n = min(BLOCK_ROWS, rows - done)
             rng = np.random.default_rng(np.random.SeedSequence([seed, 1, first_block + b]))
-            text = _block_text(rng, w, n, features, nnz_per_row, noise, skew)
+            text = _block_text(rng, w, n, features, nnz_per_row, noise, skew, task)
             f.write(memoryview(text))
             done += n
             b += 1
@@ -138,7 +175,10 @@ def main(argv=None):
     ap.add_argument("--features", type=int, default=200_000)
     ap.add_argument("--nnz-per-row", type=float, default=60)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--noise", type=float, default=0.05, help="fraction of flipped labels")
+    ap.add_argument("--noise", type=float, default=None,
+                    help="fraction of flipped labels (default 0.05); with --task r the noise's standard deviation "
+                    "(default 0.1)")
+    ap.add_argument("--task", choices=["c", "r"], default="c", help="c: +1/-1 labels; r: regression targets")
     ap.add_argument("--skew", type=float, default=2.0,
                     help="index = features * u**skew, u uniform: 1 = uniform indices")
     ap.add_argument("--compress", choices=["xz"], default=None)
@@ -151,7 +191,7 @@ def main(argv=None):
         ap.error("--features must be in 1..2147483647")
     t0 = time.perf_counter()
     size = generate(a.output, a.rows, a.features, a.nnz_per_row, a.seed, a.noise,
-                    a.compress, verbose=True, skew=a.skew, first_block=a.first_block)
+                    a.compress, verbose=True, skew=a.skew, first_block=a.first_block, task=a.task)
     print(f"wrote {a.output}: {size / 1e6:.1f} MB in {time.perf_counter() - t0:.1f} s")
 
 

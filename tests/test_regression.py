@@ -288,3 +288,24 @@ def test_liblinear_model_predicts_bit_for_bit(tmp_path):
     util.save_model(str(tmp_path / "m"), m)
     theirs, _, _ = util.predict(chunk.labels.tolist(), rows, util.load_model(str(tmp_path / "m")), "-q")
     assert np.array_equal(load_model(tmp_path / "m").predict(chunk), np.array(theirs))
+
+
+def test_gen_synthetic_regression_mode(tmp_path):
+    """scripts/gen_synthetic.py --task r: targets as '%.6f' text, learnable by dcd's SVR."""
+    import sys
+    from conftest import ROOT
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import gen_synthetic as G
+    finally:
+        sys.path.pop(0)
+    y = np.random.default_rng(0).normal(scale=100.0, size=5000).clip(-999, 999)
+    M = G._fixed6(y, 12)
+    text = [bytes(row[row != G.PAD]).decode() for row in M]
+    assert text == [("%.6f" % v).replace("-0.000000", "0.000000") for v in y]
+    path = tmp_path / "reg.svm"
+    G.generate(path, rows=3000, features=400, nnz_per_row=30, seed=2, task="r", noise=0.01, skew=1.0)
+    from svmtrain.io.reader import read_libsvm
+    data = read_libsvm(path)
+    model = train(data, TrainParams(task="r", C=10.0, epsilon=0.0, eps=1e-3))
+    assert regression_summary(model.predict(data), data.labels).scc > 0.9
