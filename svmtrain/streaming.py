@@ -381,7 +381,9 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
     """
     from .solvers import get_solver
     from .solvers.base import with_defaults
-    from .training import _train_linear, check_class_weights, finish_model, label_order, magnitude_error
+    from .tasks import REGRESSION
+    from .training import (_train_linear, check_class_weights, finish_model, label_order, magnitude_error,
+                           task_problems)
     check_params(params)
     check_streamable(params)
     if shuffle_buffer is not None and shuffle_buffer < 1:
@@ -411,10 +413,13 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
             row = row_of_nonzero(data.files, data.big_value)
             value = data.files.read("values", data.big_value, np.empty(1))[0]
             raise magnitude_error(name, row, value)
-        order = label_order(data.labels)
-        check_class_weights(params, order)
+        if params.task == REGRESSION:
+            order, problems = task_problems(data.labels, params)
+        else:
+            order = label_order(data.labels)
+            check_class_weights(params, order)
+            problems = _Problems(data.labels, order, params)
         d = data.n_features
-        problems = _Problems(data.labels, order, params)
         plan = plan_memory(params.solver, n, d, params, limit, data.nnz, len(problems))
         source = data.source(plan.block_bytes, chunk_rows)
         if params.solver in SHUFFLED:

@@ -1,4 +1,4 @@
-"""Helpers the streamed solvers share: a pass that sums the loss of a model."""
+"""Helpers the streamed solvers share: passes that sum the loss of a model."""
 import numpy as np
 
 from ._common import LOSS_CODES, loss_sum, margins
@@ -16,4 +16,16 @@ def streamed_loss(source, y, w_ext, B, b, loss="hinge", cost=(1.0, 1.0)):
         scores = margins(c.indptr, c.indices, c.values, w_ext, B, b, np.empty(c.n_rows))
         weights = np.where(yb > 0, float(cost[0]), float(cost[1]))
         total += loss_sum(yb, scores, code, weights)
+    return total
+
+
+def streamed_regression_loss(source, y, w_ext, B, p, squared):
+    """sum_i loss(y_i - w.x_i) over every row of the chunk source, one pass:
+    the epsilon-insensitive loss max(0, |r| - p), or its square when ``squared``."""
+    from ._svr_kernels import svr_loss_sum
+    total = 0.0
+    bounds = source.bounds
+    for j, c in source.blocks():
+        scores = margins(c.indptr, c.indices, c.values, w_ext, B, 0.0, np.empty(c.n_rows))
+        total += svr_loss_sum(y[bounds[j]:bounds[j + 1]], scores, p, squared)
     return total

@@ -25,13 +25,21 @@ than one random order over all rows: on a9a, 9 blocks took about 3 times
 the outer iterations of in-memory DCD to reach ``-e 0.1``.
 
 Same problem, objective and result fields as :func:`svmtrain.solvers.dcd.fit`;
-the objective needs one more pass.
+the objective needs one more pass. Regression (``--task r``) is block
+minimization of the SVR dual in the same way (:func:`fit_regression`, the
+kernel ``_svr_kernels.svr_run``, LIBLINEAR's stopping rule on the summed
+violation over all blocks).
 """
 import numpy as np
 
+import math
+
+from ..errors import ParameterError
+from ..tasks import REGRESSION
 from . import _dcd_kernels as K
+from . import _svr_kernels as KR
 from ._common import row_sqnorms
-from ._stream_common import streamed_loss
+from ._stream_common import streamed_loss, streamed_regression_loss
 from .base import FitResult, finish_w, kernel_bias
 from .dcd import check_params, dual_box
 
@@ -41,6 +49,8 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     chunk ``source``; see the module docstring. Memory beyond the blocks:
     w (d + 1 floats), the (alpha, y QD) state and the index (24 bytes per
     row) and, on a block's first visit, 16 bytes per row of the block."""
+    if params.task == REGRESSION:
+        return fit_regression(source, y, n_features, params, progress, log, class_cost)
     eps, max_iter = check_params(params, class_cost)
     y = np.ascontiguousarray(y, np.float64)
     n = source.n_rows
@@ -112,4 +122,80 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     info = {"dual_objective": dual, "primal_C_form": primal_C, "n_sv": int(n_sv),
             "n_iter": it, "C": C, "pg_spread": float(spread), "blocks": int(source.n_blocks)}
     return FitResult(w=finish_w(w, params), b=0.0, n_iter=it, objective=objective,
+                     converged=bool(converged), info=info)
+
+
+def fit_regression(source, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
+    """SVR (real targets ``y``, n-sized, in memory) from the chunk ``source``
+    by block minimization; the problem and result fields of
+    :func:`svmtrain.solvers.dcd_regression.fit`. Memory beyond the blocks:
+    w, beta, QD and the index (24 bytes per row)."""
+    if tuple(class_cost) != (1.0, 1.0):
+        raise ParameterError("-w (class weights) applies to classification, not regression")
+    eps, max_iter = check_params(params, class_cost)
+    y = np.ascontiguousarray(y, np.float64)
+    n = source.n_rows
+    C = params.resolved_C(n)
+    p = float(params.epsilon)
+    squared = params.loss == "squared-epsilon-insensitive"
+    lam, upper = (0.5 / C, math.inf) if squared else (0.0, C)
+    B = kernel_bias(params)
+    w = np.zeros(n_features + 1, np.float64)
+    beta = np.zeros(n, np.float64)
+    QD = np.zeros(n, np.float64)              # |x_i|^2 + lambda, filled on a block's first visit
+    index = np.empty(n, np.int64)
+    bounds = source.bounds
+    sizes = np.diff(bounds)
+    active = sizes.copy()
+    seen = np.zeros(source.n_blocks, bool)
+    rng = np.random.default_rng(params.seed)
+    istate = np.zeros(2, np.int64)
+    fstate = np.zeros(3, np.float64)
+    rstate = np.zeros(1, np.uint64)
+    gmax_old = math.inf
+    gnorm1_init = None
+    it = 0
+    converged = n == 0
+    while not converged and it < max_iter:
+        full = bool(np.all(active == sizes))
+        gmax, gnorm1 = 0.0, 0.0
+        for j, c in source.blocks(rng.permutation(source.n_blocks)):
+            r0, r1 = bounds[j], bounds[j + 1]
+            if not seen[j]:
+                QD[r0:r1] = row_sqnorms(c.indptr, c.values, B) + lam
+                index[r0:r1] = np.arange(r1 - r0)
+                seen[j] = True
+            istate[:] = (active[j], 0)
+            fstate[:] = (gmax_old, 0.0, 0.0)
+            rstate[0] = rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)
+            # one pass over the block's active rows; eps -1: the stopping test is global
+            KR.svr_run(c.indptr, c.indices, c.values, B, y[r0:r1], beta[r0:r1], QD[r0:r1], upper, lam, p,
+                       -1.0, 1, 1, w, index[r0:r1], istate, fstate, rstate)
+            active[j] = min(int(istate[KR.ACTIVE]), int(sizes[j]))
+            gmax = max(gmax, fstate[KR.GMAX_OLD])
+            gnorm1 += fstate[KR.GNORM1_LAST]
+            del c
+        it += 1
+        if gnorm1_init is None:
+            gnorm1_init = gnorm1
+        if progress is not None:
+            ratio = gnorm1 / gnorm1_init if gnorm1_init > 0 else 0.0
+            progress(it, max_iter, f"violation {ratio:.2e} of the first (stop at {eps:g})")
+        if gnorm1 <= eps * gnorm1_init:
+            if full:
+                converged = True
+                break
+            active[:] = sizes                 # converged on the shrunk rows: re-check all
+            gmax_old = math.inf
+            continue
+        gmax_old = gmax
+    if log is not None and not converged:
+        log(f"WARNING: reaching max number of iterations ({max_iter}); "
+            f"the solution may be inaccurate (raise --max-iter or -e)")
+    ww = float(w @ w)
+    primal_C = 0.5 * ww + C * streamed_regression_loss(source, y, w, B, p, squared)
+    dual_terms, n_sv = KR.svr_dual_terms(y, beta, p, lam)
+    info = {"primal_C_form": primal_C, "dual_objective": 0.5 * ww + dual_terms, "n_sv": int(n_sv),
+            "n_iter": it, "C": C, "blocks": int(source.n_blocks)}
+    return FitResult(w=finish_w(w, params), b=0.0, n_iter=it, objective=primal_C / (max(n, 1) * C),
                      converged=bool(converged), info=info)
