@@ -321,7 +321,8 @@ class Scaler:
             y = (float(y_limits[0]), float(y_limits[1]), stats.y_min, stats.y_max)
         else:
             y = None
-        return cls(ranges.lower, ranges.upper, fmin, fmax, y), np.flatnonzero(warned) + 1
+        dropped = (warned == 1) & (fmin == fmax)     # warned, and not set again by a later line
+        return cls(ranges.lower, ranges.upper, fmin, fmax, y), np.flatnonzero(dropped) + 1
 
     def _dense_items(self):
         feats, vals = K.scale_zero(self.feature_min, self.feature_max, self.lower, self.upper)

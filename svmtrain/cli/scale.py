@@ -16,7 +16,9 @@ input) to [lower, upper] per feature and write it to standard output, as
 LIBSVM's svm-scale does (the same bytes). Save the ranges with -s and apply
 them to other data with -r:
 
-  svm-scale -s range train > train.scale; svm-scale -r range test > test.scale
+\b
+  svm-scale -s range train > train.scale
+  svm-scale -r range test > test.scale
 
 The file is read twice (min/max, then scaling); standard input is first
 copied to a temporary file in $TMPDIR."""
@@ -96,8 +98,14 @@ def _run(path, name, lower, upper, y_limits, save, restore, chunk_size):
         if save:
             Ranges.from_stats(stats, lower, upper, y_limits).write(save)
     out = sys.stdout.buffer
-    new_nnz = scaler.write(iter_chunks(path, chunk_rows=chunk_size), out)
-    out.flush()
+    try:
+        new_nnz = scaler.write(iter_chunks(path, chunk_rows=chunk_size), out)
+        out.flush()
+    except BrokenPipeError:
+        # the reader went away (svm-scale data | head): stop quietly, as
+        # LIBSVM's does on SIGPIPE; exit code 1
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     if new_nnz > stats.nnz:
         _warn(f"original #nonzeros {stats.nnz} > new #nonzeros {new_nnz}; if feature values are "
               "non-negative and sparse, use -l 0 rather than the default -l -1")
