@@ -166,14 +166,16 @@ def _put(buf, pos, x, P, keys, off, blob, tmp):
 
 
 @njit(cache=True)
-def write_rows(labels, indptr, indices, values, r0, r1, fmin, fmax, lower, upper,
+def write_rows(labels, qid, indptr, indices, values, r0, r1, fmin, fmax, lower, upper,
                y_scaling, y_lower, y_upper, y_min, y_max,
                dense_feat, dense_off, dense_blob,
                k6, o6, b6, k17, o17, b17, buf, pos):
     """Write rows r0..r1-1 as svm-scale does: the label (``%.17g``, scaled
     when y_scaling), then for each feature 1..max_index in order the scaled
     value (``%g``) when it is nonzero, features with min == max left out;
-    "INDEX:VALUE " items, a space after the label, a newline per row.
+    "INDEX:VALUE " items, a space after the label, a newline per row; a
+    nonzero qid is kept as "qid:N " after the label (LIBSVM's svm-scale
+    would drop every feature of such a line).
     ``dense_*``: the text "INDEX:VALUE " of each feature whose scaled 0 is
     nonzero (written where a row lacks the feature).
 
@@ -197,6 +199,18 @@ def write_rows(labels, indptr, indices, values, r0, r1, fmin, fmax, lower, upper
         pos = p
         buf[pos] = 32
         pos += 1
+        if qid[r] != 0:
+            for ch in (113, 105, 100, 58):          # "qid:"
+                buf[pos] = ch
+                pos += 1
+            qr = qid[r]
+            if qr < 0:
+                buf[pos] = 45
+                pos += 1
+                qr = -qr
+            pos = write_uint(buf, pos, qr)
+            buf[pos] = 32
+            pos += 1
         d = 0
         for z in range(indptr[r], indptr[r + 1]):
             j = indices[z]

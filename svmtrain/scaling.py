@@ -350,8 +350,9 @@ class Scaler:
         total = 0
         for c in chunks:
             # bytes each row can take at most: label (24) + space + newline,
-            # the dense items, 25 per explicit item ("2147483647:-1.23457e-308 ")
-            bound = np.cumsum(26 + dense_len + 25 * np.diff(c.indptr))
+            # "qid:-9223372036854775808 " (25), the dense items, 25 per
+            # explicit item ("2147483647:-1.23457e-308 ")
+            bound = np.cumsum(51 + dense_len + 25 * np.diff(c.indptr))
             r = 0
             while r < c.n_rows:
                 base = bound[r - 1] if r else 0
@@ -363,7 +364,7 @@ class Scaler:
                 pos = 0
                 while True:
                     status, r, pos, new_nnz, miss, P = K.write_rows(
-                        c.labels, c.indptr, c.indices, c.values, r, r1, self.feature_min,
+                        c.labels, c.qid, c.indptr, c.indices, c.values, r, r1, self.feature_min,
                         self.feature_max, self.lower, self.upper, ys, yl, yu, ymin, ymax,
                         dense_feat, dense_off, dense_blob, *t6.args(), *t17.args(), buf, pos)
                     total += new_nnz

@@ -290,6 +290,13 @@ def test_stdin_and_compressed(tmp_path):
     assert r.exit_code == 0 and r.stdout_bytes == want
 
 
+def test_qid_is_kept(tmp_path):
+    """LIBSVM's svm-scale drops every feature of a line with qid:; ours keeps the qid."""
+    (tmp_path / "d").write_text("1 qid:1 1:2 3:-4\n-1 qid:1 1:4 2:0.5\n2 qid:3 2:1 3:-0\n")
+    r = run([tmp_path / "d"])
+    assert r.stdout_bytes == b"1 qid:1 2:-1 3:-1 \n-1 qid:1 1:1 3:1 \n2 qid:3 1:-1 2:1 3:1 \n"
+
+
 def test_chunk_size_does_not_change_output(tmp_path):
     (tmp_path / "d").write_text(_random_text(11, n=200))
     a = run(["--chunk-size", "1", tmp_path / "d"]).stdout_bytes
@@ -381,6 +388,25 @@ def test_help_and_version():
 def test_console_script_declared():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'svm-scale = "svmtrain.cli.scale:console_main"' in text
+
+
+def test_console_main_flushes_exit_codes_and_closed_pipe(tmp_path):
+    code = "from svmtrain.cli.scale import console_main; console_main()"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    (tmp_path / "d").write_text(TINY)
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "d")], capture_output=True, env=env)
+    assert r.returncode == 0 and r.stdout == b"1 2:-1 3:-1 \n-1 1:1 3:1 \n2 1:-1 2:1 3:1 \n"
+    (tmp_path / "bad").write_text("1 1:2\n1 2:3 2:4\n")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "bad")], capture_output=True, env=env)
+    assert r.returncode == 2 and r.stderr.decode().startswith(f"svm-scale: {tmp_path / 'bad'}:2: ")
+    assert r.stderr.count(b"\n") == 1 and r.stdout == b""
+    # the reader goes away (svm-scale data | head -c 10): quiet, exit 1
+    p = subprocess.Popen([sys.executable, "-c", code, str(bundled("a9a.xz"))], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    assert len(p.stdout.read(10)) == 10
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait() == 1 and err == b""
 
 
 # ----------------------------------------------- LIBSVM byte-identity (cmp)
