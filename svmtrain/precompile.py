@@ -24,7 +24,8 @@ The groups, and what they cover:
 * ``stream``: ``--stream`` training of dcd, pegasos, ocas and asset (run
   after ``reader``, whose parser it uses);
 * ``dask``: the worker kernels of ``--engine dask`` (called directly;
-  Dask itself is not needed).
+  Dask itself is not needed);
+* ``scale``: svm-scale's statistics, range files and number formatting.
 """
 import io
 import os
@@ -34,10 +35,10 @@ import warnings
 
 import numpy as np
 
-GROUPS = ("reader", "dcd", "pegasos", "ocas", "sbp", "kernel-pegasos", "asset", "dask", "stream")
+GROUPS = ("reader", "dcd", "pegasos", "ocas", "sbp", "kernel-pegasos", "asset", "dask", "stream", "scale")
 # groups that read files with the reader: started once ``reader`` has finished,
 # so they load its cached kernels instead of compiling them again
-AFTER_READER = ("stream",)
+AFTER_READER = ("stream", "scale")
 
 
 # ------------------------------------------------------------ synthetic data
@@ -202,6 +203,22 @@ def _dask(tmp):
     KD.hinge_sum(c.indptr, c.indices, c.values, c.labels, pos, w, 0.0, 0.0)
 
 
+def _scale(tmp):
+    """svm-scale's kernels: statistics, range files, and the scaled text (x and y)."""
+    from .io.reader import iter_chunks
+    from .scaling import Ranges, Scaler, compute_stats
+    chunk = _chunk()
+    path = os.path.join(tmp, "scale.svm")
+    with open(path, "w") as f:
+        f.write(_text(chunk) + "0.5 1:1e-30 2:-0 3:1e300\n")
+    for lower, y_limits in ((-1.0, None), (0.0, (-1.0, 1.0))):
+        stats = compute_stats(iter_chunks(path))
+        ranges = Ranges.from_stats(stats, lower, 1.0, y_limits)
+        Ranges.parse(ranges.to_bytes())
+        Scaler.from_stats(stats, lower, 1.0, y_limits).write(iter_chunks(path), io.BytesIO())
+        Scaler.restore(stats, ranges, y_limits)[0].write(iter_chunks(path), io.BytesIO())
+
+
 def _stream(tmp):
     from .streaming import train_streamed
     chunk = _chunk()
@@ -216,7 +233,8 @@ def _stream(tmp):
 
 
 _RUN = {"reader": _reader, "dcd": _dcd, "pegasos": _pegasos, "ocas": _ocas, "sbp": _sbp,
-        "kernel-pegasos": _kernel_pegasos, "asset": _asset, "dask": _dask, "stream": _stream}
+        "kernel-pegasos": _kernel_pegasos, "asset": _asset, "dask": _dask, "stream": _stream,
+        "scale": _scale}
 
 
 def run_group(name):
