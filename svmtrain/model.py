@@ -64,6 +64,21 @@ class LinearModel(ScoredModel):
     def n_models(self):
         return self.W.shape[1]
 
+    @property
+    def logistic(self):
+        """True for a logistic-regression model (--loss log, or a LIBLINEAR LR
+        model file): its scores give probabilities (:meth:`probabilities`)."""
+        return dict(self.header or []).get("loss") == "log"
+
+    def probabilities(self, scores):
+        """float64[n, k]: the probability of each label (in ``labels`` order), as
+        LIBLINEAR's predict_probability: the sigmoid of each score; binary
+        (one column): (p, 1 - p); one-vs-rest: each sigmoid divided by their sum."""
+        p = 1.0 / (1.0 + np.exp(-scores))
+        if self.n_models == 1:
+            return np.column_stack([p[:, 0], 1.0 - p[:, 0]])
+        return p / p.sum(axis=1, keepdims=True)
+
     def decision_function(self, chunk):
         """float64[n, m]: scores of each row; features beyond the model are ignored."""
         out = np.empty((chunk.n_rows, self.n_models), np.float64)

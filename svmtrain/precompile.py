@@ -87,6 +87,8 @@ def _score(model, chunk, tmp):
     from .io.model_io import load_model, save_model
     from .predict import predict_stream
     predict_stream([chunk], model, io.StringIO(), decision_values=True)
+    if getattr(model, "logistic", False):
+        predict_stream([chunk], model, io.StringIO(), probabilities=True)
     model.predict(chunk)
     writers = [save_model]
     try:
@@ -149,7 +151,8 @@ def _reader(tmp):
 
 def _dcd(tmp):
     chunk = _chunk()
-    for kw in ({}, {"loss": "squared-hinge"}, {"bias": 1.0, "C": 2.0}, {"class_weights": {1.0: 2.0}}):
+    for kw in ({}, {"loss": "squared-hinge"}, {"bias": 1.0, "C": 2.0}, {"class_weights": {1.0: 2.0}},
+               {"loss": "log"}):
         _train_and_score(chunk, tmp, solver="dcd", **kw)
     _train_and_score(_chunk(n_classes=3), tmp, solver="dcd")
     for kw in ({}, {"loss": "squared-epsilon-insensitive", "bias": 1.0}):     # regression (--task r)

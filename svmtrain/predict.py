@@ -4,6 +4,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dataset import Chunk
+from .errors import ParameterError
 
 
 def format_label(x):
@@ -81,17 +82,22 @@ def predict(data, model):
     return model.predict(data)
 
 
-def predict_stream(chunks, model, out, decision_values=False):
+def predict_stream(chunks, model, out, decision_values=False, probabilities=False):
     """Write one predicted label per line of ``out`` for every row of ``chunks``.
 
     With ``decision_values`` each line continues with the model's scores, in
-    the model's label order (one score for a binary model). Returns a
-    PredictionSummary against the labels in the data; for a regression model
-    one value per line (``%.17g``, as LIBSVM and LIBLINEAR) and a
-    RegressionSummary against the targets.
+    the model's label order (one score for a binary model). With
+    ``probabilities`` (``-b 1``; logistic models only, else ParameterError)
+    the output is LIBLINEAR's: a ``labels ...`` line, then per row the label
+    and each label's probability, ``%g``. Returns a PredictionSummary
+    against the labels in the data; for a regression model one value per
+    line (``%.17g``, as LIBSVM and LIBLINEAR) and a RegressionSummary
+    against the targets.
     """
     if getattr(model, "task", "c") == "r":
         return _predict_values(chunks, model, out, decision_values)
+    if probabilities:
+        return _predict_probabilities(chunks, model, out)
     summary = PredictionSummary()
     label_text = np.array([format_label(x) for x in model.labels], dtype=object)
     for chunk in chunks:
@@ -120,5 +126,27 @@ def _predict_values(chunks, model, out, decision_values):
         pred = model.predict_from_scores(model.decision_function(chunk))
         summary.add(pred, chunk.labels)
         out.write("\n".join(np.char.mod("%.17g", pred).tolist()))
+        out.write("\n")
+    return summary
+
+
+def _predict_probabilities(chunks, model, out):
+    """``-b 1``: LIBLINEAR's probability output for a logistic model."""
+    if not getattr(model, "logistic", False):
+        raise ParameterError("-b 1: this model has no probability information (logistic models have it: "
+                             "train with --loss log, LIBLINEAR's -s 0/7)")
+    summary = PredictionSummary()
+    out.write("labels " + " ".join("%g" % x for x in model.labels) + "\n")
+    for chunk in chunks:
+        if chunk.n_rows == 0:
+            continue
+        scores = model.decision_function(chunk)
+        idx = model.predict_index(scores)
+        summary.correct += int(np.count_nonzero(model.labels[idx] == chunk.labels))
+        summary.total += chunk.n_rows
+        probs = model.probabilities(scores)
+        cols = [np.char.mod("%g", model.labels[idx])] + [np.char.mod("%g", probs[:, c])
+                                                          for c in range(probs.shape[1])]
+        out.write("\n".join(" ".join(row) for row in zip(*(c.tolist() for c in cols))))
         out.write("\n")
     return summary

@@ -3,7 +3,7 @@
 A training run is a solver (``-s``) applied to a task (``-z``) with a loss
 (``--loss``)::
 
-    -z c  classification       hinge, squared-hinge          labels; one-vs-rest for k > 2
+    -z c  classification       hinge, squared-hinge, log     labels; one-vs-rest for k > 2
     -z r  regression           epsilon-insensitive,          real targets; -p epsilon
                                squared-epsilon-insensitive
     -z p  preference ranking   pairwise-hinge                labels are relevance, qid: groups
@@ -20,7 +20,7 @@ from .errors import ParameterError
 CLASSIFICATION, REGRESSION, RANKING, ONE_CLASS = "c", "r", "p", "o"
 NAMES = {CLASSIFICATION: "classification", REGRESSION: "regression", RANKING: "ranking", ONE_CLASS: "one-class"}
 LOSSES = {
-    CLASSIFICATION: ("hinge", "squared-hinge"),
+    CLASSIFICATION: ("hinge", "squared-hinge", "log"),
     REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive"),
     RANKING: ("pairwise-hinge",),
     ONE_CLASS: ("one-class",),
@@ -31,7 +31,7 @@ DEFAULT_EPSILON = 0.1       # -p, as LIBLINEAR and LIBSVM
 
 # solver -> task -> the losses it trains for that task
 SUPPORT = {
-    "dcd": {CLASSIFICATION: ("hinge", "squared-hinge"),
+    "dcd": {CLASSIFICATION: ("hinge", "squared-hinge", "log"),
             REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
     "ocas": {CLASSIFICATION: ("hinge",)},
     "pegasos": {CLASSIFICATION: ("hinge",)},

@@ -33,6 +33,9 @@ TRAINS = [
     ("LIBLINEAR", "-s 2 -c 0.5 -w-1 2", "a9a", {"class_weights": "-1.0 2.0"}, "liblinear:-s 2 -c 0.5 -w-1 2"),
     ("LIBLINEAR", "-s 3 -c 4 -e 0.01 -q", "a9a", {"solver": "dcd", "C": "4.0", "eps": "0.01"},
      "liblinear:-s 3 -c 4 -e 0.01"),
+    ("LIBLINEAR", "-s 0", "a9a", {"solver": "dcd", "loss": "log"}, "liblinear:-s 0"),
+    ("LIBLINEAR", "-s 7 -c 0.5 -B 1", "a9a", {"solver": "dcd", "loss": "log", "bias": "1.0"},
+     "liblinear:-s 7 -c 0.5 -B 1"),
     ("LIBSVM", "-t 2 -g 0.5 -c 10", "heart", {"solver": "sbp", "kernel_type": "rbf", "gamma": "0.5"},
      "libsvm:-t 2 -g 0.5 -c 10"),
     ("LIBSVM", "-g 0.5 -c 10", "heart", {"solver": "sbp", "kernel_type": "rbf"}, "libsvm:-g 0.5 -c 10"),
@@ -62,11 +65,9 @@ TRAINS = [t for t in TRAINS if t[2] is not None]
 
 # (peer, line, a part of the one-line refusal that names the svmtrain equivalent or the reason)
 REFUSES = [
-    ("LIBLINEAR", "-s 0", "use -s dcd"),
     ("LIBLINEAR", "-s 4", "-s dcd trains one-vs-rest"),
     ("LIBLINEAR", "-s 5", "-s dcd --loss squared-hinge"),
-    ("LIBLINEAR", "-s 6", "use -s dcd"),
-    ("LIBLINEAR", "-s 7", "use -s dcd"),
+    ("LIBLINEAR", "-s 6", "-s dcd --loss log"),
     ("LIBLINEAR", "-s 12 --task c", "contradicts --task c"),
     ("LIBLINEAR", "-s 21", "one-class"),
     ("LIBLINEAR", "-C -s 2", "run -v N at several -c"),
@@ -104,7 +105,7 @@ REFUSES = [
     ("SVMlight", "-b 1", "-B 1"),
 ]
 PREDICT_WORKS = ["-b 0", "-q", "-b 0 -q"]
-PREDICT_REFUSES = [("-b 1", "-d prints the decision values"), ("-v 1", "-q silences"),
+PREDICT_REFUSES = [("-b 1", "no probability information"), ("-v 1", "-q silences"),
                    ("-f 1", "-d adds the decision values"), ("-h", "help is --help")]
 
 

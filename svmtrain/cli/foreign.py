@@ -34,8 +34,7 @@ from ..tasks import solvers_for
 
 # LIBLINEAR's -s numbers (linear default): number -> svm-train options, or the refusal
 LIBLINEAR_S = {
-    "0": "L2-regularised logistic regression (LIBLINEAR -s 0) is not available yet; "
-         "for a linear SVM use -s dcd",
+    "0": ["-s", "dcd", "--task", "c", "--loss", "log"],    # primal Newton in LIBLINEAR; same optimum
     "1": ["-s", "dcd", "--task", "c", "--loss", "squared-hinge"],
     "2": ["-s", "dcd", "--task", "c", "--loss", "squared-hinge"],   # primal solver in LIBLINEAR; same optimum
     "3": ["-s", "dcd", "--task", "c", "--loss", "hinge"],
@@ -44,8 +43,8 @@ LIBLINEAR_S = {
     "5": "L1-regularised SVMs (LIBLINEAR -s 5) are not available; -s dcd --loss squared-hinge "
          "is the L2-regularised one (LIBLINEAR -s 1/2)",
     "6": "L1-regularised logistic regression (LIBLINEAR -s 6) is not available; "
-         "for a linear SVM use -s dcd",
-    "7": "logistic regression (LIBLINEAR -s 7) is not available yet; for a linear SVM use -s dcd",
+         "-s dcd --loss log is the L2-regularised one (LIBLINEAR -s 0/7)",
+    "7": ["-s", "dcd", "--task", "c", "--loss", "log"],
     "11": ["-s", "dcd", "--task", "r", "--loss", "squared-epsilon-insensitive"],   # primal; same optimum
     "12": ["-s", "dcd", "--task", "r", "--loss", "squared-epsilon-insensitive"],
     "13": ["-s", "dcd", "--task", "r", "--loss", "epsilon-insensitive"],
@@ -71,7 +70,7 @@ TRAIN_FOREIGN = {
     "-b": 1, "-z": 1, "-j": 1, "-n": 1, "-x": 1, "-i": 1, "-o": 1, "-f": 1,
     "-y": 1, "-u": 1, "-a": 1, "-#": 1, "-C": 0, "-W": 1,
 }
-PREDICT_FOREIGN = {"-b": 1, "-v": 1, "-f": 1, "-h": 0}
+PREDICT_FOREIGN = {"-v": 1, "-f": 1, "-h": 0}
 NO_EFFECT = {
     "-n": "LIBSVM's nu (unused by C-SVC), SVMlight's working-set size, LIBLINEAR's threads",
     "-o": "SVMlight's rho of the XiAlpha estimate",
@@ -192,19 +191,11 @@ def translate_train(args, command):
 
 def translate_predict(args, command):
     """svm-predict's own argument list for ``args`` (LIBSVM/LIBLINEAR's
-    ``-b 0``, ``-q``; SVMlight's ``svm_classify`` flags refused with the
-    equivalent)."""
+    ``-b`` and ``-q`` are svm-predict's own; SVMlight's ``svm_classify``
+    flags are refused with the equivalent)."""
     line = Line(list(args), arity_of(command, PREDICT_FOREIGN))
     if line.has("-h"):
         raise ParameterError("-h is not an svm-predict option; help is --help")
-    b = line.value("-b")
-    if line.has("-b"):
-        if b == "1":
-            raise ParameterError("-b 1: probability estimates are not available yet "
-                                 "(-d prints the decision values)")
-        if b != "0":
-            raise ParameterError(f"-b takes 0 or 1 (got {b})")
-        line.drop("-b")
     if line.has("-v"):
         raise ParameterError("-v (SVMlight's verbosity) is not an svm-predict option; -q silences the "
                              "accuracy line")
@@ -378,9 +369,9 @@ def _probability_or_bias(line):
         return
     b = line.value("-b")
     if b == "1":
-        raise ParameterError("-b 1: probability estimates (LIBSVM, LIBLINEAR) are not available yet; "
-                             "SVMlight's biased hyperplane is -B 1 for the linear solvers (sbp and asset "
-                             "learn a bias by default)")
+        raise ParameterError("-b 1: probability estimates of SVMs (LIBSVM's Platt scaling) are not available "
+                             "yet; --loss log (logistic regression) gives probabilities; SVMlight's biased "
+                             "hyperplane is -B 1 for the linear solvers (sbp and asset learn a bias by default)")
     if b != "0":
         raise ParameterError(f"-b takes 0 or 1 (got {b})")
     kernel_solver = line.value("-s") in ("sbp", "asset") or line.value("-t") not in (None, "0")

@@ -31,6 +31,8 @@ class _Command(click.Command):
 @click.version_option(__version__, "--version", prog_name="svm-predict", message="%(prog)s (svmtrain) %(version)s")
 @click.option("-d", "--decision-values", is_flag=True,
               help="Follow each label with the decision values, in the model's label order.")
+@click.option("-b", "probability", type=click.IntRange(0, 1), default=0, show_default=True,
+              help="1: probability estimates (logistic models), as LIBLINEAR's -b 1.")
 @click.option("--chunk-size", type=int, default=None, help="Rows per chunk when reading.")
 @click.option("-q", "quiet", is_flag=True, help="Quiet: do not print the accuracy.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
@@ -43,11 +45,14 @@ class _Command(click.Command):
 @click.argument("test_file")
 @click.argument("model_file")
 @click.argument("output_file", required=False, metavar="OUTPUT_FILE")
-def main(test_file, model_file, output_file, decision_values, chunk_size, quiet, engine, scheduler, output_dir):
+def main(test_file, model_file, output_file, decision_values, probability, chunk_size, quiet, engine, scheduler,
+         output_dir):
     with handle_errors("svm-predict"):
         from .._numba_start import skip_blas_probe
         skip_blas_probe()
         if engine == "dask":
+            if probability:
+                raise ParameterError("-b 1 predicts here only; it cannot be combined with --engine dask")
             from .dask import predict_on_cluster
             return predict_on_cluster(test_file, model_file, output_file, output_dir, decision_values,
                                       chunk_size, scheduler, quiet)
@@ -55,10 +60,12 @@ def main(test_file, model_file, output_file, decision_values, chunk_size, quiet,
             raise ParameterError(f"{'--scheduler' if scheduler else '--output-dir'} needs --engine dask")
         if output_file is None:
             raise ParameterError("missing argument OUTPUT_FILE")
-        _run(test_file, model_file, output_file, decision_values, chunk_size, quiet)
+        if probability and decision_values:
+            raise ParameterError("-b 1 prints probabilities in LIBLINEAR's format; it does not combine with -d")
+        _run(test_file, model_file, output_file, decision_values, chunk_size, quiet, bool(probability))
 
 
-def _run(test_file, model_file, output_file, decision_values, chunk_size, quiet):
+def _run(test_file, model_file, output_file, decision_values, chunk_size, quiet, probabilities=False):
     from ..io.atomic import atomic_write, same_file
     from ..io.model_io import load_model
     from ..io.reader import iter_chunks
@@ -76,7 +83,7 @@ def _run(test_file, model_file, output_file, decision_values, chunk_size, quiet)
     else:
         out = atomic_write(output_file)
     with out as f:
-        summary = predict_stream(chunks, model, f, decision_values=decision_values)
+        summary = predict_stream(chunks, model, f, decision_values=decision_values, probabilities=probabilities)
     if not quiet:
         click.echo(summary.line(), err=(output_file == "-"))
 

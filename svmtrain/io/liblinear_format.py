@@ -33,7 +33,8 @@ Interop rules implemented here:
 * Writing: the LinearModel's columns are written as they are; solver_type
   is kept when the model was read from a LIBLINEAR file (and is not
   MCSVM_CS), else L2R_L2LOSS_SVC_DUAL for a squared-hinge model (header
-  ``loss``) and L2R_L1LOSS_SVC_DUAL otherwise (the type only matters to
+  ``loss``), L2R_LR_DUAL for a logistic one and L2R_L1LOSS_SVC_DUAL
+  otherwise (the type only matters to
   LIBLINEAR for MCSVM_CS layout and -b 1 of logistic models). An
   unregularised bias ``b`` (-R) is folded into LIBLINEAR's bias feature:
   without -B the file gets ``bias 1`` and a last row equal to ``b``; with
@@ -63,6 +64,7 @@ CLASSIFICATION_TYPES = (
 REGRESSION_TYPES = ("L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL")
 UNSUPPORTED_TYPES = ("ONECLASS_SVM",)
 HEADER_KEY = "liblinear_solver_type"
+LOGISTIC_TYPES = ("L2R_LR", "L2R_LR_DUAL", "L1R_LR")    # the types whose models give probabilities
 
 _INT = re.compile(r"[+-]?\d+\Z")
 # what C's strtod accepts for a finite decimal number (no '_', no hex, no inf/nan)
@@ -173,7 +175,7 @@ def read_liblinear_model(path):
         W = W[:, :1].copy()
     elif nr_class == 1:
         labels = np.array([labels[0], labels[0]], np.float64)
-    header = [(HEADER_KEY, st), ("source", "liblinear")]
+    header = [(HEADER_KEY, st), ("source", "liblinear")] + ([("loss", "log")] if st in LOGISTIC_TYPES else [])
     return LinearModel(labels=labels, W=W, n_features=nr_feature, bias=bias,
                        solver="liblinear:" + st, header=header)
 
@@ -281,7 +283,8 @@ def write_liblinear_model(model, path):
     header = dict(model.header or [])
     st = header.get(HEADER_KEY)
     if st not in CLASSIFICATION_TYPES or st == "MCSVM_CS":
-        st = "L2R_L2LOSS_SVC_DUAL" if header.get("loss") == "squared-hinge" else "L2R_L1LOSS_SVC_DUAL"
+        st = {"squared-hinge": "L2R_L2LOSS_SVC_DUAL", "log": "L2R_LR_DUAL"}.get(header.get("loss"),
+                                                                              "L2R_L1LOSS_SVC_DUAL")
 
     with atomic_write(path) as f:
         f.write(f"solver_type {st}\n")

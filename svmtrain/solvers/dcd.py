@@ -68,6 +68,9 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     if params.task == REGRESSION:
         from .dcd_regression import fit as fit_regression
         return fit_regression(X, y, n_features, params, progress, log, class_cost, monitor)
+    if params.loss == "log":
+        from .dcd_logistic import fit as fit_logistic
+        return fit_logistic(X, y, n_features, params, progress, log, class_cost, monitor)
     eps, max_iter = check_params(params, class_cost)
     indptr = np.ascontiguousarray(X.indptr, np.int64)
     indices = np.ascontiguousarray(X.indices, np.int32)

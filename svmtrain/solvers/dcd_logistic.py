@@ -1,0 +1,81 @@
+"""``-s dcd --loss log``: L2-regularised logistic regression by dual coordinate descent.
+
+Solves the C-form primal
+
+    min_w  1/2 |w|^2 + sum_i C_i log(1 + exp(-y_i w.x_i))
+
+(LIBLINEAR's -s 7, whose -s 0 reaches the same optimum by a primal Newton
+method), C_i = C times the class weight of y_i (-w), -B LIBLINEAR's
+regularised constant feature. The optimisation is one numba kernel
+(``_lr_kernels.lr_run``, Yu, Huang and Lin 2011); this module prepares its
+arrays, runs it and reports.
+"""
+import math
+
+import numpy as np
+
+from ..errors import ParameterError
+from . import _lr_kernels as K
+from ._common import margins, row_sqnorms
+from .base import FitResult, finish_w, kernel_bias
+from .dcd import check_params
+
+INNER_EPS_START = 1e-2
+
+
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
+    """Train one binary problem (y in {+1, -1}); see the module docstring.
+
+    FitResult: ``w`` (n_features, + 1 with -B), ``objective`` (the
+    lambda-form primal, lambda/2 |w|^2 + (1/n) sum_i cost_i log-loss_i),
+    ``n_iter``, ``converged``, and ``info`` with ``primal_C_form``,
+    ``dual_objective`` (to be minimised; -primal at the optimum) and
+    ``n_sv`` (every row: the dual variables of logistic regression are never 0).
+    """
+    if monitor is not None:
+        raise ParameterError("--trace does not trace --loss log yet")
+    eps, max_iter = check_params(params, class_cost)
+    indptr = np.ascontiguousarray(X.indptr, np.int64)
+    indices = np.ascontiguousarray(X.indices, np.int32)
+    values = np.ascontiguousarray(X.values, np.float64)
+    y = np.ascontiguousarray(y, np.float64)
+    n = X.n_rows
+    if y.shape != (n,) or (n and not np.all((y == 1.0) | (y == -1.0))):
+        raise ParameterError("dcd needs labels y in {+1, -1}")
+    C = params.resolved_C(n)
+    upper = np.where(y > 0, C * float(class_cost[0]), C * float(class_cost[1]))
+    B = kernel_bias(params)
+
+    alpha = np.empty((n, 2), np.float64)
+    alpha[:, 0] = np.minimum(0.001 * upper, 1e-8)       # LIBLINEAR's start: every alpha_i just inside (0, C_i)
+    alpha[:, 1] = upper - alpha[:, 0]
+    w = np.zeros(n_features + 1, np.float64)
+    K.start_w(indptr, indices, values, B, y, alpha, w)
+    xsq = row_sqnorms(indptr, values, B)
+    index = np.arange(n, dtype=np.int64)
+    istate = np.zeros(1, np.int64)
+    fstate = np.array([INNER_EPS_START, math.inf], np.float64)
+    rng = np.random.default_rng(params.seed)
+    rstate = np.array([rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)], np.uint64)
+
+    steps = max_iter if progress is None else 1
+    status = K.RUNNING if n else K.CONVERGED
+    while status == K.RUNNING:
+        status = K.lr_run(indptr, indices, values, B, y, alpha, upper, xsq, eps, min(1e-8, eps), max_iter,
+                          steps, w, index, istate, fstate, rstate)
+        if progress is not None:
+            progress(int(istate[K.ITER]), max_iter, f"max gradient {fstate[K.GMAX]:.2e} (stop at {eps:g})")
+    n_iter = int(istate[K.ITER])
+    converged = status == K.CONVERGED
+    if log is not None and not converged:
+        log(f"WARNING: reaching max number of iterations ({max_iter}); "
+            f"the solution may be inaccurate (raise --max-iter or -e)")
+
+    scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
+    ww = float(w @ w)
+    primal_C = 0.5 * ww + K.log_loss_sum(y, scores, upper)
+    dual = 0.5 * ww + K.lr_dual_terms(alpha) - float(np.sum(upper * np.log(upper)))
+    info = {"primal_C_form": primal_C, "dual_objective": dual, "n_sv": int(n), "n_iter": n_iter, "C": C}
+    return FitResult(w=finish_w(w, params), b=0.0, n_iter=n_iter, objective=primal_C / (max(n, 1) * C),
+                     converged=converged, info=info)
+
