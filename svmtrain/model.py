@@ -20,6 +20,39 @@ class ScoredModel:
     ``labels[0]`` against ``labels[1]``), m = k for k-class one-vs-rest (the
     largest score wins), as LIBLINEAR decides."""
 
+    # Platt's sigmoids, one (A, B) per score column (LIBSVM's probA/probB), or None
+    prob_A = None
+    prob_B = None
+
+    @property
+    def has_probabilities(self):
+        """True when :meth:`probabilities` can answer (-b 1): a logistic model or Platt's sigmoids."""
+        return self.prob_A is not None or getattr(self, "logistic", False)
+
+    def probabilities(self, scores):
+        """float64[n, k]: each label's probability (``labels`` order) from the scores.
+
+        Platt's sigmoids (LIBSVM's svm_predict_probability): binary (p, 1 - p)
+        with p clipped to [1e-7, 1 - 1e-7]; one-vs-one: the clipped pairwise
+        probabilities coupled (Wu, Lin, Weng 2004); one-vs-rest: each class's
+        sigmoid divided by their sum. A logistic model (LIBLINEAR's
+        predict_probability): the sigmoid of each score, binary (p, 1 - p),
+        one-vs-rest divided by their sum.
+        """
+        from .probability import MIN_PROB, pairwise_coupling, pairwise_probabilities, sigmoid
+        m = scores.shape[1]
+        platt = self.prob_A is not None
+        A = np.asarray(self.prob_A, np.float64) if platt else -np.ones(m)
+        B = np.asarray(self.prob_B, np.float64) if platt else np.zeros(m)
+        if getattr(self, "decision", "ovr") == "ovo":
+            return pairwise_coupling(pairwise_probabilities(scores, A, B, len(self.labels)))
+        p = np.column_stack([sigmoid(scores[:, c], A[c], B[c]) for c in range(m)])
+        if m == 1:
+            if platt:
+                p = np.clip(p, MIN_PROB, 1 - MIN_PROB)
+            return np.column_stack([p[:, 0], 1.0 - p[:, 0]])
+        return p / p.sum(axis=1, keepdims=True)
+
     def predict_index(self, scores):
         """Index into ``labels`` of each row's prediction, as LIBLINEAR decides it."""
         if len(self.labels) == 1:
@@ -69,15 +102,6 @@ class LinearModel(ScoredModel):
         """True for a logistic-regression model (--loss log, or a LIBLINEAR LR
         model file): its scores give probabilities (:meth:`probabilities`)."""
         return dict(self.header or []).get("loss") == "log"
-
-    def probabilities(self, scores):
-        """float64[n, k]: the probability of each label (in ``labels`` order), as
-        LIBLINEAR's predict_probability: the sigmoid of each score; binary
-        (one column): (p, 1 - p); one-vs-rest: each sigmoid divided by their sum."""
-        p = 1.0 / (1.0 + np.exp(-scores))
-        if self.n_models == 1:
-            return np.column_stack([p[:, 0], 1.0 - p[:, 0]])
-        return p / p.sum(axis=1, keepdims=True)
 
     def decision_function(self, chunk):
         """float64[n, m]: scores of each row; features beyond the model are ignored."""

@@ -87,9 +87,9 @@ def predict_stream(chunks, model, out, decision_values=False, probabilities=Fals
 
     With ``decision_values`` each line continues with the model's scores, in
     the model's label order (one score for a binary model). With
-    ``probabilities`` (``-b 1``; logistic models only, else ParameterError)
-    the output is LIBLINEAR's: a ``labels ...`` line, then per row the label
-    and each label's probability, ``%g``. Returns a PredictionSummary
+    ``probabilities`` (``-b 1``; models with probability information only,
+    else ParameterError) the output is LIBLINEAR's and LIBSVM's: a ``labels
+    ...`` line, then per row the label and each label's probability, ``%g``. Returns a PredictionSummary
     against the labels in the data; for a regression model one value per
     line (``%.17g``, as LIBSVM and LIBLINEAR) and a RegressionSummary
     against the targets.
@@ -131,20 +131,22 @@ def _predict_values(chunks, model, out, decision_values):
 
 
 def _predict_probabilities(chunks, model, out):
-    """``-b 1``: LIBLINEAR's probability output for a logistic model."""
-    if not getattr(model, "logistic", False):
+    """``-b 1``: each row's label and every label's probability, in LIBSVM's and
+    LIBLINEAR's format. The label is LIBLINEAR's for a logistic model (its
+    decision) and LIBSVM's for Platt's sigmoids (the most probable label)."""
+    if not getattr(model, "has_probabilities", False):
         raise ParameterError("-b 1: this model has no probability information (logistic models have it: "
-                             "train with --loss log, LIBLINEAR's -s 0/7)")
+                             "train with --loss log, LIBLINEAR's -s 0/7; LIBSVM models trained with -b 1 do)")
     summary = PredictionSummary()
     out.write("labels " + " ".join("%g" % x for x in model.labels) + "\n")
     for chunk in chunks:
         if chunk.n_rows == 0:
             continue
         scores = model.decision_function(chunk)
-        idx = model.predict_index(scores)
+        probs = model.probabilities(scores)
+        idx = np.argmax(probs, axis=1) if model.prob_A is not None else model.predict_index(scores)
         summary.correct += int(np.count_nonzero(model.labels[idx] == chunk.labels))
         summary.total += chunk.n_rows
-        probs = model.probabilities(scores)
         cols = [np.char.mod("%g", model.labels[idx])] + [np.char.mod("%g", probs[:, c])
                                                           for c in range(probs.shape[1])]
         out.write("\n".join(" ".join(row) for row in zip(*(c.tolist() for c in cols))))

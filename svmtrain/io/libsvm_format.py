@@ -11,7 +11,7 @@ A LIBSVM model is a header ::
     total_sv 120
     rho 0.42                    k(k-1)/2 values, one per pair of classes
     label 1 -1                  integer class labels, in LIBSVM's order
-    probA ... / probB ...       optional (-b 1), ignored here
+    probA ... / probB ...       optional (-b 1): Platt's sigmoid of each pair
     nr_sv 61 59                 support vectors per class, stored class by class
     SV
     <total_sv lines: k-1 coefficients, then index:value pairs>
@@ -200,9 +200,12 @@ def read_libsvm_model(path):
         b = -rho
     from ..kernel_model import KernelModel
     header = [("solver", f"libsvm-{svm_type}")]
-    return KernelModel(labels=labels.astype(np.float64), SV=SV, coef=coef, b=b,
-                       kernel=Kernel(code, gamma, degree, coef0), n_features=SV.n_features,
-                       solver=f"libsvm-{svm_type}", header=header, decision="ovo" if k > 2 else "ovr")
+    model = KernelModel(labels=labels.astype(np.float64), SV=SV, coef=coef, b=b,
+                        kernel=Kernel(code, gamma, degree, coef0), n_features=SV.n_features,
+                        solver=f"libsvm-{svm_type}", header=header, decision="ovo" if k > 2 else "ovr")
+    if "probA" in head and k >= 2:
+        model.prob_A, model.prob_B = hdr.numbers("probA", pairs), hdr.numbers("probB", pairs)
+    return model
 
 
 def _regression_model(path, hdr, lines, sv_line, svm_type, kernel):

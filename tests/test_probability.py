@@ -1,0 +1,109 @@
+"""Probabilities: Platt's sigmoid fit, pairwise coupling, and -b 1 on LIBSVM's models."""
+import lzma
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import bundled
+from reference import reset_c_rand
+from svmtrain.cli.predict import main as predict_main
+from svmtrain.io.model_io import load_model
+from svmtrain.io.reader import read_libsvm
+from svmtrain.probability import pairwise_coupling, platt_fit, sigmoid
+
+
+def twin_coupling(r):
+    """One row at a time, LIBSVM's multiclass_probability written out with scalars (the twin)."""
+    k = r.shape[0]
+    Q = np.zeros((k, k))
+    for t in range(k):
+        for j in range(k):
+            if j != t:
+                Q[t, t] += r[j, t] * r[j, t]
+                Q[t, j] = -r[j, t] * r[t, j]
+    p = np.full(k, 1.0 / k)
+    for _ in range(max(100, k)):
+        Qp = Q @ p
+        pQp = p @ Qp
+        if np.max(np.abs(Qp - pQp)) < 0.005 / k:
+            break
+        for t in range(k):
+            diff = (-Qp[t] + pQp) / Q[t, t]
+            p[t] += diff
+            pQp = (pQp + diff * (diff * Q[t, t] + 2 * Qp[t])) / (1 + diff) / (1 + diff)
+            for j in range(k):
+                Qp[j] = (Qp[j] + diff * Q[t, j]) / (1 + diff)
+                p[j] /= (1 + diff)
+    return p
+
+
+@pytest.mark.parametrize("k", [3, 4, 7])
+def test_pairwise_coupling_matches_the_scalar_twin(k):
+    rng = np.random.default_rng(k)
+    n = 40
+    r = np.zeros((n, k, k))
+    upper = rng.uniform(1e-7, 1 - 1e-7, size=(n, k, k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            r[:, i, j] = upper[:, i, j]
+            r[:, j, i] = 1 - upper[:, i, j]
+    p = pairwise_coupling(r)
+    for row in range(n):
+        assert np.allclose(p[row], twin_coupling(r[row]), rtol=0, atol=1e-12)
+    assert np.allclose(p.sum(axis=1), 1.0, atol=1e-9) and np.all(p > 0)
+
+
+def test_platt_fit_minimises_the_regularised_likelihood():
+    from scipy.optimize import minimize
+    rng = np.random.default_rng(0)
+    f = np.concatenate([rng.normal(1.0, 1.0, 300), rng.normal(-1.0, 1.2, 500)])
+    positive = np.concatenate([np.ones(300, bool), np.zeros(500, bool)])
+    A, B = platt_fit(f, positive)
+    t = np.where(positive, 301 / 302, 1 / 502)
+
+    def nll(ab):
+        p = sigmoid(f, ab[0], ab[1])
+        return -float(np.sum(t * np.log(p) + (1 - t) * np.log(1 - p)))
+    best = minimize(nll, [0.0, 0.0], method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12}).x
+    assert nll([A, B]) <= nll(best) + 1e-8
+    assert A < 0 and np.allclose([A, B], best, atol=1e-4)
+    assert np.all(np.isfinite(sigmoid(np.array([-1e6, 1e6]), A, B)))
+
+
+def test_b1_on_libsvm_models_prints_libsvms_probabilities(tmp_path):
+    util = pytest.importorskip("libsvm.svmutil")
+    rng = np.random.default_rng(5)
+    rows, labels = [], []
+    for i in range(300):
+        c = i % 4
+        rows.append({1: rng.normal(c * 0.6, 1.0), 2: rng.normal((c % 2) * 0.8, 1.0), 3: rng.normal(0, 1.0)})
+        labels.append(float(c + 1))
+    text = tmp_path / "four"
+    text.write_text("\n".join(f"{int(y)} " + " ".join(f"{j}:{v!r}" for j, v in r.items())
+                              for y, r in zip(labels, rows)) + "\n")
+    for options, data in (("-b 1 -t 2 -g 0.5 -c 2", text), ("-b 1 -c 1", None)):
+        if data is None:
+            data = tmp_path / "heart"
+            data.write_bytes(lzma.decompress(bundled("heart_scale.xz").read_bytes()))
+        y, x = util.svm_read_problem(str(data))
+        reset_c_rand()
+        util.svm_save_model(str(tmp_path / "m"), util.svm_train(y, x, options + " -q"))
+        m = util.svm_load_model(str(tmp_path / "m"))
+        plabels, _, probs = util.svm_predict(y, x, m, "-b 1 -q")
+        r = CliRunner().invoke(predict_main, ["-b", "1", str(data), str(tmp_path / "m"), str(tmp_path / "out")])
+        assert r.exit_code == 0, r.output
+        lines = (tmp_path / "out").read_text().splitlines()
+        assert lines[0] == "labels " + " ".join(str(lab) for lab in m.get_labels())
+        got = np.array([[float(t) for t in line.split()] for line in lines[1:]])
+        assert np.array_equal(got[:, 0], np.array(plabels))
+        assert np.allclose(got[:, 1:], np.array(probs), atol=5e-6)          # %g: six digits
+        model = load_model(tmp_path / "m")
+        exact = model.probabilities(model.decision_function(read_libsvm(data)))
+        assert np.allclose(exact, np.array(probs), atol=1e-9)
+        if shutil.which("/usr/bin/svm-predict"):       # LIBSVM installed: byte for byte
+            subprocess.run(["/usr/bin/svm-predict", "-b", "1", str(data), str(tmp_path / "m"), str(tmp_path / "lib")],
+                           check=True, stdout=subprocess.DEVNULL)
+            assert (tmp_path / "out").read_bytes() == (tmp_path / "lib").read_bytes()
