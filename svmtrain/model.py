@@ -116,7 +116,7 @@ class LinearModel(ScoredModel):
 
     def file_fields(self):
         return [("task", self.task), ("labels", self.labels), ("n_features", self.n_features),
-                ("n_models", self.n_models), ("bias", float(self.bias)), ("b", self.b)]
+                ("n_models", self.n_models), ("bias", float(self.bias)), ("b", self.b)] + platt_fields(self)
 
     def file_sections(self):
         return [("W", self.W)]
@@ -134,9 +134,33 @@ class LinearModel(ScoredModel):
         W = sections.get("W")
         if W is None or W.shape != (rows, n_models):
             fields.fail("n_features", f"section W must be {rows} x {n_models}")
-        return cls(labels=labels, W=W, n_features=n_features, bias=bias, b=b,
-                   solver=dict(header).get("solver", ""), header=header, task=task)
+        return read_platt(cls(labels=labels, W=W, n_features=n_features, bias=bias, b=b,
+                              solver=dict(header).get("solver", ""), header=header, task=task), fields, header)
 
+
+
+def platt_fields(model):
+    """The model-file (key, value) pairs of ``model``'s Platt sigmoids; none without them."""
+    if model.prob_A is None:
+        return []
+    return [("prob_A", [float(a) for a in model.prob_A]), ("prob_B", [float(b) for b in model.prob_B])]
+
+
+def read_platt(model, fields, header):
+    """``model`` with the Platt sigmoids of its file's header (prob_A, prob_B:
+    one number per score column each), if it has them; ModelFormatError if malformed."""
+    info = dict(header)
+    if "prob_A" not in info and "prob_B" not in info:
+        return model
+    try:
+        A = np.array([float(t) for t in str(info.get("prob_A", "")).split()])
+        B = np.array([float(t) for t in str(info.get("prob_B", "")).split()])
+    except ValueError:
+        fields.fail("labels", "prob_A / prob_B must be numbers")
+    if len(A) != model.n_models or len(B) != model.n_models or not np.all(np.isfinite(np.r_[A, B])):
+        fields.fail("labels", f"prob_A and prob_B need {model.n_models} finite numbers each")
+    model.prob_A, model.prob_B = A, B
+    return model
 
 
 def task_of_file(fields, header, labels, n_models, one_vs_one=False):

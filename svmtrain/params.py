@@ -28,6 +28,7 @@ class TrainParams:
     task: str = "c"             # -z: c classification, r regression, p ranking, o one-class (svmtrain.tasks)
     loss: str = None            # --loss (the task's default when None: hinge, epsilon-insensitive, ...)
     epsilon: float = None       # -p: width of the epsilon-insensitive tube (regression; 0.1 when None)
+    probability: bool = False   # -b 1: fit Platt's sigmoids on internal 5-fold CV decision values
     class_weights: dict = field(default_factory=dict)  # -w LABEL WEIGHT
     max_iter: int = None        # outer-iteration cap (solver default when None)
     threads: int = None         # --threads (all cores when None)
@@ -131,6 +132,8 @@ def _check_solver(p):
 
 def _check_task(p):
     check_supported(p.solver, p.task, p.loss)
+    if p.probability and p.task != "c":
+        raise ParameterError(f"-b 1 (probability estimates) applies to classification, not {NAMES.get(p.task, p.task)}")
     if p.epsilon is not None and p.task != REGRESSION:
         raise ParameterError(f"-p (epsilon) applies to regression (-z r), not {NAMES.get(p.task, p.task)}")
 

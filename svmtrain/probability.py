@@ -119,3 +119,36 @@ def pairwise_probabilities(dec, A, B, k):
             r[:, i, j], r[:, j, i] = pij, 1 - pij
             col += 1
     return r
+
+
+PLATT_FOLDS = 5             # LIBSVM's internal cross-validation for -b 1
+
+
+def fit_platt(data, params, model, train, source=None):
+    """Set ``model.prob_A``, ``model.prob_B``: Platt's sigmoid of each score
+    column, fitted (:func:`platt_fit`) on decision values of ``data``'s rows
+    from PLATT_FOLDS-fold cross-validation (folds drawn from params.seed, each
+    fold scored by ``train(other rows)``'s model, as LIBSVM's
+    svm_binary_svc_probability). Column c's positive rows are those of label
+    c (binary: of labels[0]). A logistic model needs none and is left alone."""
+    import dataclasses
+    from .dataset import take_rows
+    if getattr(model, "logistic", False):
+        return model
+    n = data.n_rows
+    folds = min(PLATT_FOLDS, n)
+    fold_of = np.random.default_rng([params.seed, 1]).permutation(n) % folds
+    inner = dataclasses.replace(params, probability=False)
+    scores = np.zeros((n, model.n_models))
+    for k in range(folds):
+        rows = np.flatnonzero(fold_of != k)
+        held = np.flatnonzero(fold_of == k)
+        if len(np.unique(data.labels[rows])) < len(model.labels):
+            continue                    # a fold without every label: its rows keep decision value 0
+        fold_model = train(take_rows(data, rows), inner, n_features=data.n_features, source=source)
+        scores[held] = fold_model.decision_function(take_rows(data, held))
+    A, B = np.empty(model.n_models), np.empty(model.n_models)
+    for c in range(model.n_models):
+        A[c], B[c] = platt_fit(scores[:, c], data.labels == model.labels[c])
+    model.prob_A, model.prob_B = A, B
+    return model

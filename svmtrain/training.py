@@ -3,6 +3,7 @@
 This is the only place that knows how original labels map to the +1/-1
 problems the solvers see.
 """
+import dataclasses
 import time
 
 import numpy as np
@@ -97,6 +98,9 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
         model = solver.train_model(data, order, problems, d, params, progress=progress, log=log, **kw)
     else:
         model = _train_linear(solver, data, order, problems, d, params, progress, log, monitor)
+    if params.probability:
+        from .probability import fit_platt
+        fit_platt(data, params, model, train, source=source)
     return finish_model(model, params, data.n_rows, start)
 
 
@@ -180,6 +184,7 @@ def cross_val_predict(data, params, folds, source=None):
     rng = np.random.default_rng(params.seed)
     fold_of = rng.permutation(n) % folds
     pred = np.empty(n, np.float64)
+    params = dataclasses.replace(params, probability=False)     # labels only: no sigmoids to fit
     d = data.n_features
     for k in range(folds):
         train_rows = np.flatnonzero(fold_of != k)

@@ -48,6 +48,9 @@ TRAINS = [
     ("LIBSVM", "-t 0 -c 1", "heart", {"solver": "sbp", "kernel_type": "linear"}, "libsvm:-t 0 -c 1"),
     ("LIBSVM", "-s 0 -t 2 -g 0.5 -h 0 -m 100", "heart", {"solver": "sbp", "cache_mb": "100.0"},
      "libsvm:-s 0 -t 2 -g 0.5 -h 0 -m 100"),
+    ("LIBSVM", "-t 2 -g 0.5 -c 10 -b 1", "heart", {"solver": "sbp", "probability": "true"},
+     "libsvm:-t 2 -g 0.5 -c 10 -b 1"),
+    ("LIBSVM", "-b 1 -c 1", "a9a", {"solver": "dcd", "probability": "true"}, "liblinear:-s 3 -c 1"),
     ("LIBSVM", "-t 2 -g 0.2 -e 0.01 -h 1 -b 0", None, None, None),   # -b 0 with a kernel: see REFUSES
     ("SVMlight", "-z c -c 1", "heart", {"solver": "sbp", "kernel_type": "linear"}, "libsvm:-t 0 -c 1"),
     ("SVMlight", "-z c -c 1 -b 0", "a9a", {"solver": "dcd", "loss": "hinge", "bias": "-1.0"},
@@ -77,7 +80,6 @@ REFUSES = [
     ("LIBSVM", "-s 2 -t 2 -n 0.1", "one-class SVM (LIBSVM -s 2)"),
     ("LIBSVM", "-s 3 -t 2", "epsilon-SVR"),
     ("LIBSVM", "-s 4 -g 1", "nu-SVR"),
-    ("LIBSVM", "-t 2 -b 1", "probability estimates"),
     ("LIBSVM", "-t 2 -g 0.2 -b 0", "--no-bias"),
     ("LIBSVM", "-h", "help is --help"),
     ("LIBSVM", "-t 2 -g 0.5 -w1 2", "-s asset"),
@@ -102,7 +104,6 @@ REFUSES = [
     ("SVMlight", "-z c -c 1 -i 1", "no equivalent"),
     ("SVMlight", "-a alphas.txt", "no equivalent"),
     ("SVMlight", "-t 4 -u x", "kernels are -t 0|1|2|3"),
-    ("SVMlight", "-b 1", "-B 1"),
 ]
 PREDICT_WORKS = ["-b 0", "-q", "-b 0 -q"]
 PREDICT_REFUSES = [("-b 1", "no probability information"), ("-v 1", "-q silences"),

@@ -107,3 +107,56 @@ def test_b1_on_libsvm_models_prints_libsvms_probabilities(tmp_path):
             subprocess.run(["/usr/bin/svm-predict", "-b", "1", str(data), str(tmp_path / "m"), str(tmp_path / "lib")],
                            check=True, stdout=subprocess.DEVNULL)
             assert (tmp_path / "out").read_bytes() == (tmp_path / "lib").read_bytes()
+
+
+def test_platt_models_log_loss_close_to_logistic_regression():
+    """Issue 17: svmtrain's own -b 1 models: log-loss on a9a.t within 0.01 of LIBLINEAR LR's."""
+    util = pytest.importorskip("liblinear.liblinearutil")
+    import scipy.sparse as sp
+    from svmtrain.params import TrainParams
+    from svmtrain.training import train
+    tr, te = read_libsvm(bundled("a9a.xz")), read_libsvm(bundled("a9a.t.xz"))
+    A = sp.csr_matrix((tr.values, tr.indices, tr.indptr), shape=(tr.n_rows, tr.n_features))
+    T = sp.csr_matrix((te.values, te.indices, te.indptr), shape=(te.n_rows, tr.n_features))
+    reset_c_rand()
+    _, _, probs = util.predict(te.labels.tolist(), T, util.train(tr.labels.tolist(), A, "-s 0 -c 1 -q"), "-b 1 -q")
+    m = util.train(tr.labels.tolist(), A, "-s 0 -c 1 -q")
+    p1 = np.array(probs)[:, list(m.label[:2]).index(1)]
+    theirs = -float(np.mean(np.log(np.where(te.labels == 1.0, p1, 1.0 - p1))))
+    for kw in ({"solver": "dcd"}, {"solver": "ocas"}):
+        model = train(tr, TrainParams(C=1.0, probability=True, **kw))
+        p = model.probabilities(model.decision_function(te))
+        ours = -float(np.mean(np.log(np.where(te.labels == model.labels[0], p[:, 0], p[:, 1]))))
+        assert abs(ours - theirs) < 0.01, (kw, ours, theirs)
+
+
+def test_platt_sigmoids_round_trip_and_libsvm_reads_them(tmp_path):
+    from svmtrain.io.libsvm_format import write_libsvm_model
+    from svmtrain.io.model_io import save_model
+    from svmtrain.params import TrainParams
+    from svmtrain.training import train
+    data = read_libsvm(bundled("heart_scale.xz"))
+    for kw in ({"solver": "dcd"}, {"solver": "sbp", "gamma": 0.5}, {"solver": "asset", "approx": "fourier"}):
+        model = train(data, TrainParams(probability=True, **kw))
+        assert model.prob_A is not None and model.prob_A[0] < 0      # larger scores, more likely labels[0]
+        save_model(model, tmp_path / "m")
+        back = load_model(tmp_path / "m")
+        assert np.array_equal(back.prob_A, model.prob_A) and np.array_equal(back.prob_B, model.prob_B)
+        scores = model.decision_function(data)
+        assert np.array_equal(back.probabilities(scores), model.probabilities(scores))
+    util = pytest.importorskip("libsvm.svmutil")
+    model = train(data, TrainParams(solver="sbp", gamma=0.5, probability=True))
+    write_libsvm_model(model, tmp_path / "m.libsvm")
+    text = tmp_path / "heart"
+    text.write_bytes(lzma.decompress(bundled("heart_scale.xz").read_bytes()))
+    y, x = util.svm_read_problem(str(text))
+    _, _, probs = util.svm_predict(y, x, util.svm_load_model(str(tmp_path / "m.libsvm")), "-b 1 -q")
+    ours = load_model(tmp_path / "m.libsvm").probabilities(model.decision_function(data))
+    assert np.allclose(ours, np.array(probs), atol=1e-7)
+
+
+def test_b1_refusals():
+    from svmtrain.errors import ParameterError
+    from svmtrain.params import TrainParams, check_params
+    with pytest.raises(ParameterError, match="applies to classification"):
+        check_params(TrainParams(task="r", probability=True))

@@ -67,7 +67,7 @@ SVMLIGHT_ONLY = ("-z", "-j", "-x", "-i", "-o", "-f")
 # message when the value would change the model (None: accepted, no effect)
 TRAIN_FOREIGN = {
     "-h": 1,   # shrinking (LIBSVM 0|1, SVMlight iterations before shrinking)
-    "-b": 1, "-z": 1, "-j": 1, "-n": 1, "-x": 1, "-i": 1, "-o": 1, "-f": 1,
+    "-z": 1, "-j": 1, "-n": 1, "-x": 1, "-i": 1, "-o": 1, "-f": 1,
     "-y": 1, "-u": 1, "-a": 1, "-#": 1, "-C": 0, "-W": 1,
 }
 PREDICT_FOREIGN = {"-v": 1, "-f": 1, "-h": 0}
@@ -369,9 +369,7 @@ def _probability_or_bias(line):
         return
     b = line.value("-b")
     if b == "1":
-        raise ParameterError("-b 1: probability estimates of SVMs (LIBSVM's Platt scaling) are not available "
-                             "yet; --loss log (logistic regression) gives probabilities; SVMlight's biased "
-                             "hyperplane is -B 1 for the linear solvers (sbp and asset learn a bias by default)")
+        return                          # LIBSVM's probability estimates: svm-train's own -b 1
     if b != "0":
         raise ParameterError(f"-b takes 0 or 1 (got {b})")
     kernel_solver = line.value("-s") in ("sbp", "asset") or line.value("-t") not in (None, "0")

@@ -71,6 +71,9 @@ def _precompile(ctx, _param, value):
 @click.option("-p", "epsilon", type=float, help="Regression: width of the epsilon-insensitive tube (default 0.1).")
 @click.option("-w", "class_weights", type=(float, float), multiple=True, metavar="LABEL WEIGHT",
               help="Multiply C of class LABEL by WEIGHT (dcd, ocas, asset; LIBLINEAR's -wi). Repeatable.")
+@click.option("-b", "probability", type=click.IntRange(0, 1), default=0, callback=lambda _c, _p, v: bool(v),
+              help="1: fit Platt's sigmoids (internal 5-fold CV) so svm-predict -b 1 gives probabilities "
+              "(LIBSVM's -b); logistic models (--loss log) have them anyway.")
 @click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")
 @click.option("--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000).")
 @click.option("--threads", type=int, help="Threads for parallel passes (ocas; default all cores).")

@@ -70,6 +70,8 @@ def write_libsvm_model(model, path):
     if k == 2:
         lines.append(f"rho {-float(model.b[0])!r}")
         lines.append(f"label {labels[0]} {labels[1]}")
+        if model.prob_A is not None:
+            lines += [f"probA {float(model.prob_A[0])!r}", f"probB {float(model.prob_B[0])!r}"]
         lines.append(f"nr_sv {n_first} {len(order) - n_first}")
     else:
         lines += ["rho", f"label {labels[0]}", "nr_sv 0"]
