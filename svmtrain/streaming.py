@@ -358,6 +358,10 @@ def check_streamable(params):
     if params.solver not in STREAMED:
         raise ParameterError(f"-s {params.solver} trains in memory only; --stream works with "
                              f"{', '.join(STREAMED)}")
+    if params.task != "c":
+        from .tasks import NAMES
+        raise ParameterError(f"--stream trains classification only; {NAMES.get(params.task, params.task)} "
+                             f"(--task {params.task}) trains in memory (drop --stream)")
     if params.solver == "asset":
         from .solvers.stream_asset import check_streamable as check_asset
         check_asset(params)

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..errors import ParameterError
-from ..tasks import REGRESSION
+from ..tasks import ONE_CLASS, REGRESSION
 from . import _dcd_kernels as K
 from ._common import LOSS_CODES, loss_sum, margins, row_sqnorms
 from .base import FitResult, finish_w, kernel_bias
@@ -68,6 +68,9 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     if params.task == REGRESSION:
         from .dcd_regression import fit as fit_regression
         return fit_regression(X, y, n_features, params, progress, log, class_cost, monitor)
+    if params.task == ONE_CLASS:
+        from .dcd_oneclass import fit as fit_oneclass
+        return fit_oneclass(X, y, n_features, params, progress, log, class_cost, monitor)
     eps, max_iter = check_params(params, class_cost)
     indptr = np.ascontiguousarray(X.indptr, np.int64)
     indices = np.ascontiguousarray(X.indices, np.int32)
