@@ -151,3 +151,35 @@ def test_refusals():
     m = train(chunk, TrainParams(task="o", nu=1.0))       # nu = 1: every alpha at 1, rho the largest w.x
     assert np.all(m.fit_results[0].info["alpha"] == 1.0)
     assert np.max(m.decision_function(chunk)) == pytest.approx(0.0, abs=1e-9 * abs(m.b[0]))
+
+
+# ---------------------------------------------------------------- model files
+def test_svmtrain_and_liblinear_files_both_ways(tmp_path):
+    util = pytest.importorskip("liblinear.liblinearutil")
+    from svmtrain.io.liblinear_format import read_liblinear_model, write_liblinear_model
+    chunk, A = synthetic(n=300, seed=5)
+    test, B = synthetic(n=200, seed=6)
+    model = train(chunk, TrainParams(task="o", nu=0.25))
+    save_model(model, tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    assert back.task == "o" and list(back.labels) == [1.0, -1.0]
+    assert np.array_equal(back.decision_function(test), model.decision_function(test))
+    # ours -> LIBLINEAR: the same labels and decision values
+    write_liblinear_model(model, tmp_path / "ours.ll")
+    assert (tmp_path / "ours.ll").read_text().splitlines()[:5] == [
+        "solver_type ONECLASS_SVM", "nr_class 2", "nr_feature 8", "bias -1", f"rho {-float(model.b[0])!r}"]
+    m = util.load_model(str(tmp_path / "ours.ll"))
+    pred, _, dec = util.predict(test.labels.tolist(), rows_of(B), m, "-q")
+    assert np.array_equal(np.array(pred), model.predict(test))
+    assert np.allclose(np.array(dec)[:, 0], model.decision_function(test)[:, 0], rtol=1e-12, atol=1e-9)
+    # LIBLINEAR -> ours (load_model sniffs the format)
+    reset_c_rand()
+    theirs = util.train(chunk.labels.tolist(), rows_of(A), "-s 21 -n 0.1 -q")
+    util.save_model(str(tmp_path / "theirs.ll"), theirs)
+    pred, _, _ = util.predict(test.labels.tolist(), rows_of(B), theirs, "-q")
+    ll = load_model(tmp_path / "theirs.ll")
+    assert ll.task == "o" and np.array_equal(ll.predict(test), np.array(pred))
+    write_liblinear_model(read_liblinear_model(tmp_path / "theirs.ll"), tmp_path / "again.ll")
+    ours, orig = ((tmp_path / f).read_text().split() for f in ("again.ll", "theirs.ll"))
+    assert ours[:9] == orig[:9]         # the header keys and values (repr or %.17g: the same numbers)
+    assert [float(t) for t in ours[9:] if t != "w"] == [float(t) for t in orig[9:] if t != "w"]
