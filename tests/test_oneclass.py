@@ -183,3 +183,132 @@ def test_svmtrain_and_liblinear_files_both_ways(tmp_path):
     ours, orig = ((tmp_path / f).read_text().split() for f in ("again.ll", "theirs.ll"))
     assert ours[:9] == orig[:9]         # the header keys and values (repr or %.17g: the same numbers)
     assert [float(t) for t in ours[9:] if t != "w"] == [float(t) for t in orig[9:] if t != "w"]
+
+
+@pytest.mark.parametrize("options", ["-s 2 -t 2 -g 0.5 -n 0.1", "-s 2 -t 2 -g 0.05 -n 0.5", "-s 2 -t 0 -n 0.2",
+                                     "-s 2 -t 1 -d 2 -g 0.1 -r 1 -n 0.3"])
+def test_libsvm_one_class_files_both_ways(tmp_path, options):
+    """one_class files: our predictions and decision values are LIBSVM's from the same file, and
+    LIBSVM reads what we write back."""
+    util = pytest.importorskip("libsvm.svmutil")
+    from svmtrain.io.libsvm_format import write_libsvm_model
+    path, chunk = heart_scale(tmp_path)
+    y, x = util.svm_read_problem(str(path))
+    reset_c_rand()
+    util.svm_save_model(str(tmp_path / "theirs"), util.svm_train(y, x, options + " -q"))
+    m = util.svm_load_model(str(tmp_path / "theirs"))       # (LIBSVM writes SV values with %.8g)
+    pred, _, dec = util.svm_predict(y, x, m, "-q")
+    model = load_model(tmp_path / "theirs")
+    assert model.task == "o" and list(model.labels) == [1.0, -1.0]
+    assert np.allclose(model.decision_function(chunk)[:, 0], np.array(dec)[:, 0], rtol=1e-9, atol=1e-9)
+    assert np.array_equal(model.predict(chunk), np.array(pred))
+    write_libsvm_model(model, tmp_path / "ours")
+    assert (tmp_path / "ours").read_text().startswith("svm_type one_class\n")
+    again, _, dec2 = util.svm_predict(y, x, util.svm_load_model(str(tmp_path / "ours")), "-q")
+    assert np.array_equal(np.array(again), np.array(pred))
+    assert np.allclose(np.array(dec2)[:, 0], np.array(dec)[:, 0], rtol=1e-12, atol=1e-12)
+    save_model(model, tmp_path / "svmtrain")
+    back = load_model(tmp_path / "svmtrain")
+    assert back.task == "o" and np.array_equal(back.predict(chunk), model.predict(chunk))
+
+
+# ---------------------------------------------------------------- kernel one-class through asset
+def libsvm_one_class(util, A, options, B=None):
+    """LIBSVM's (labels, decision values) on B (default A) of -s 2 OPTIONS trained on A."""
+    reset_c_rand()
+    m = util.svm_train([1.0] * len(A), rows_of(A), options + " -q")
+    B = A if B is None else B
+    pred, _, dec = util.svm_predict([1.0] * len(B), rows_of(B), m, "-q")
+    return np.array(pred), np.array(dec)[:, 0]
+
+
+def test_asset_nystrom_with_every_row_is_libsvm_one_class(tmp_path):
+    """With at least as many landmarks as rows the Nystrom map is the kernel itself (up to the
+    dropped eigenvalues), so asset --inner dcd solves LIBSVM's -s 2 problem: the decision values
+    agree to the solvers' tolerance. (Labels of rows on the boundary, |decision| ~ 0, follow rounding:
+    at -g 0.5 over half of heart_scale's rows are there, and LIBSVM at -e 1e-3 and 1e-7 agrees with
+    itself on 74 % of the labels only; README, "One-class".)"""
+    util = pytest.importorskip("libsvm.svmutil")
+    path, chunk = heart_scale(tmp_path)
+    A = dense_of(chunk, chunk.n_features)
+    for g, nu in ((0.5, 0.1), (0.05, 0.5)):
+        pred, dec = libsvm_one_class(util, A, f"-s 2 -t 2 -g {g} -n {nu} -e 1e-7")
+        model = train(chunk, TrainParams(solver="asset", task="o", inner="dcd", kernel_type=2, gamma=g, nu=nu,
+                                         eps=1e-7, max_iter=100000))
+        assert model.task == "o" and model.n_sv == chunk.n_rows
+        assert np.allclose(model.decision_function(chunk)[:, 0], dec, atol=1e-5)
+        off = np.abs(dec) > 1e-4
+        assert np.array_equal(model.predict(chunk)[off], pred[off])
+
+
+def blobs(n, seed):
+    """Two Gaussian blobs in the plane (a one-class problem a linear model cannot describe)."""
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(n // 2, 2)) * 0.5 + [2, 0], rng.normal(size=(n - n // 2, 2)) * 0.5 - [2, 0]])
+    return Chunk(labels=np.ones(n), indptr=np.arange(0, 2 * n + 1, 2, dtype=np.int64),
+                 indices=np.tile(np.arange(2, dtype=np.int32), n), values=X.ravel().copy(),
+                 qid=np.zeros(n, np.int64)), X
+
+
+@pytest.mark.parametrize("approx", ["nystrom", "fourier"])
+def test_asset_kernel_one_class_agrees_with_libsvm_beyond_the_landmarks(tmp_path, approx):
+    """n = 2000 rows, 256 landmarks / random features: at least 97 % of the training rows and of a
+    grid of test points get LIBSVM's label; the fraction outside stays near nu."""
+    util = pytest.importorskip("libsvm.svmutil")
+    chunk, A = blobs(2000, 0)
+    test, B = blobs(1000, 1)
+    B = B * 1.6                                     # test points inside, around and away from the blobs
+    test.values[:] = B.ravel()
+    pred_train, _ = libsvm_one_class(util, A, "-s 2 -t 2 -g 0.5 -n 0.1")
+    pred_test, _ = libsvm_one_class(util, A, "-s 2 -t 2 -g 0.5 -n 0.1", B)
+    model = train(chunk, TrainParams(solver="asset", task="o", inner="dcd", approx=approx, kernel_type=2,
+                                     gamma=0.5, nu=0.1, dim=256, eps=0.001))
+    assert np.mean(model.predict(chunk) == pred_train) >= 0.97
+    assert np.mean(model.predict(test) == pred_test) >= 0.97
+    assert abs(np.mean(model.predict(chunk) == -1.0) - 0.1) <= 0.03
+    save_model(model, tmp_path / "m")
+    back = load_model(tmp_path / "m")
+    assert back.task == "o" and np.array_equal(back.predict(test), model.predict(test))
+    if approx == "nystrom":                         # a kernel expansion: LIBSVM reads it as one_class
+        from svmtrain.io.libsvm_format import write_libsvm_model
+        write_libsvm_model(model, tmp_path / "m.libsvm")
+        m = util.svm_load_model(str(tmp_path / "m.libsvm"))
+        theirs, _, dec = util.svm_predict([1.0] * len(B), rows_of(B), m, "-q")
+        assert np.allclose(np.array(dec)[:, 0], model.decision_function(test)[:, 0], rtol=1e-10, atol=1e-10)
+        assert np.array_equal(np.array(theirs), model.predict(test))
+
+
+# ---------------------------------------------------------------- both commands
+def test_both_commands(tmp_path):
+    path, chunk = heart_scale(tmp_path)
+    model = tmp_path / "m"
+    r = CliRunner().invoke(train_main, ["--task", "o", "--nu", "0.2", str(path), str(model)])
+    assert r.exit_code == 0, r.output
+    assert "one-class, nu = 0.2: #iter = " in r.output and "rho = " in r.output
+    r = CliRunner().invoke(predict_main, [str(path), str(model), str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    pred = np.loadtxt(tmp_path / "out")
+    assert set(np.unique(pred)) == {1.0, -1.0}
+    # LIBSVM's line for one-class: the labels +1 / -1 against the file's labels
+    correct = int(np.count_nonzero(pred == chunk.labels))
+    assert r.output == "Accuracy = %g%% (%d/%d)\n" % (100.0 * correct / chunk.n_rows, correct, chunk.n_rows)
+    assert np.array_equal(pred, load_model(model).predict(chunk))
+    # LIBLINEAR's spelling trains the same model, byte for byte
+    r = CliRunner().invoke(train_main, ["-q", "-s", "21", "-n", "0.2", str(path), str(tmp_path / "ll")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "ll").read_bytes() == model.read_bytes()
+    r = CliRunner().invoke(train_main, ["-v", "5", "--task", "o", "--nu", "0.2", str(path)])
+    assert r.exit_code == 0 and r.output.startswith("Cross Validation Accuracy = "), r.output
+
+
+def test_svm_predict_reads_liblinear_and_libsvm_one_class_files(tmp_path):
+    path, chunk = heart_scale(tmp_path)
+    for fmt, extra in (("liblinear", []), ("libsvm", ["-s", "asset", "--inner", "dcd", "-g", "0.05"])):
+        model = tmp_path / fmt
+        r = CliRunner().invoke(train_main, ["-q", "--task", "o", "--nu", "0.3", "--model-format", fmt] + extra
+                               + [str(path), str(model)])
+        assert r.exit_code == 0, r.output
+        r = CliRunner().invoke(predict_main, ["-q", str(path), str(model), str(tmp_path / "out")])
+        assert r.exit_code == 0, r.output
+        assert np.array_equal(np.loadtxt(tmp_path / "out"), load_model(model).predict(chunk))
+        assert abs(np.mean(np.loadtxt(tmp_path / "out") == -1.0) - 0.3) <= 0.03

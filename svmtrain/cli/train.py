@@ -339,13 +339,17 @@ def _summary(model, params, echo, log):
 
 def _one_class_summary(model, params, echo, header):
     """The one-class line: nu, iterations, LIBLINEAR's objective 1/2 |w|^2
-    (LIBSVM's 1/2 alpha^T Q alpha), rho, support vectors, training time."""
+    (LIBSVM's 1/2 alpha^T Q alpha; for asset, on the mapped rows), rho, support
+    vectors (a kernel model's expansion terms), training time."""
     r = model.fit_results[0]
     rho = -float(model.b[0])
     fields = [f"#iter = {r.n_iter}", f"Objective value = {r.objective:.10g} (1/2 alpha^T Q alpha)",
               f"rho = {rho:.10g}"]
-    if "n_sv" in r.info:
-        fields.append(f"nSV = {r.info['n_sv']}")
+    n_sv = getattr(model, "n_sv", None)
+    if n_sv is None:
+        n_sv = r.info.get("n_sv")
+    if n_sv is not None:
+        fields.append(f"nSV = {n_sv}")
     fields.append(f"Training time = {model.train_time:.3f} s")
     echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, one-class, "
          f"nu = {params.nu:g}: " + ", ".join(fields))
