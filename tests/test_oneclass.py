@@ -312,3 +312,41 @@ def test_svm_predict_reads_liblinear_and_libsvm_one_class_files(tmp_path):
         assert r.exit_code == 0, r.output
         assert np.array_equal(np.loadtxt(tmp_path / "out"), load_model(model).predict(chunk))
         assert abs(np.mean(np.loadtxt(tmp_path / "out") == -1.0) - 0.3) <= 0.03
+
+
+# ---------------------------------------------------------------- the small kernels against NumPy
+def test_small_kernels_against_numpy():
+    from svmtrain.solvers import _oneclass_kernels as K
+    chunk, A = synthetic(n=60, d=7, seed=8, density=0.5)
+    ip, ix, v = chunk.indptr, chunk.indices, chunk.values
+    for i, j in ((0, 1), (5, 5), (10, 59), (33, 2)):
+        assert K.rows_dot(ip, ix, v, i, j) == pytest.approx(A[i] @ A[j], rel=1e-14, abs=1e-14)
+    alpha = K.start_alpha(chunk.n_rows, 0.37)
+    assert alpha.sum() == pytest.approx(0.37 * 60) and np.count_nonzero(alpha == 1.0) == 22
+    w = K.add_rows(ip, ix, v, alpha, np.zeros(8))
+    assert np.allclose(w[:7], A.T @ alpha, rtol=1e-13, atol=1e-13) and w[7] == 0.0
+    # rho: the free alphas' mean gradient, else the middle of the bounds (one side empty: the other's end)
+    g = A @ w[:7]
+    alpha[3] = 0.25
+    free = (alpha > 0) & (alpha < 1)
+    assert K.oneclass_rho(ip, ix, v, alpha, w)[0] == pytest.approx(g[free].mean(), rel=1e-13)
+    bound = np.where(np.arange(60) < 30, 1.0, 0.0)
+    rho, nsv = K.oneclass_rho(ip, ix, v, bound, w)
+    assert rho == pytest.approx(0.5 * (g[:30].max() + g[30:].min()), rel=1e-13) and nsv == 30
+    assert K.oneclass_rho(ip, ix, v, np.ones(60), w)[0] == pytest.approx(g.max(), rel=1e-13)
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_heap_keeps_the_largest_with_ties_by_row(order):
+    """The working-set selection: the cap largest (key, order * row) pairs, largest first."""
+    from svmtrain.solvers import _oneclass_kernels as K
+    rng = np.random.default_rng(9)
+    keys = rng.integers(0, 6, size=200).astype(np.float64)      # many ties
+    for cap in (1, 7, 50, 200):
+        hk, hr, out = np.empty(200), np.empty(200, np.int64), np.empty(200, np.int64)
+        size = 0
+        for r, k in enumerate(keys):
+            size = K._offer(hk, hr, size, cap, k, r, order)
+        K._drain(hk, hr, size, out, order)
+        expected = sorted(range(200), key=lambda r: (keys[r], order * r), reverse=True)[:cap]
+        assert out[:size].tolist() == expected

@@ -50,8 +50,9 @@ def _precompile(ctx, _param, value):
               help="Compile every solver's kernels now, in parallel processes, and exit (make demo runs it; "
               "otherwise a solver's first run compiles its own).")
 @click.option("-s", "solver", default="dcd", show_default=True, metavar="SOLVER",
-              help=f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 1, 2, 3 (LIBSVM's 0 with a kernel "
-              "option). Kernel options (-t 1|2|3, -g, -d, -r) without -s choose sbp.")
+              help=f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 1, 2, 3, 11, 12, 13, 21 (LIBSVM's 0, "
+              "and 2 with -t 0, on a line with kernel options). Kernel options (-t 1|2|3, -g, -d, -r) "
+              "without -s choose sbp.")
 @click.option("-c", "C", type=float, help="Cost C (lambda = 1/(n C)). Default C = 1 when neither -c nor -l.")
 @click.option("-l", "lam", type=float, help="Regularisation lambda (instead of -c).")
 @click.option("-B", "bias", type=float, default=-1.0, show_default=True,
