@@ -23,6 +23,11 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
   SVMlight's defaults: its biased hyperplane (``-b 1``, sbp) or unbiased one
   (``-b 0``, dcd), and a refusal where its defaults differ from svm-train's
   (C = 1/avg(x.x), kernel parameters 1) and the value is not given;
+* the one-class SVM: LIBLINEAR's ``-s 21`` and LIBSVM's linear ``-s 2 -t 0``
+  train ``-s dcd --task o``, their ``-n`` is ``--nu`` (:func:`_one_class`);
+  LIBSVM's ``-s 2`` with a nonlinear kernel is refused naming ``-s asset
+  --task o --inner dcd`` (an approximation of its kernel), and SVMlight,
+  which has no one-class SVM, has its ``-z o`` refused;
 * options that only steer an optimiser (LIBSVM's ``-h`` shrinking, SVMlight's
   ``-h``, ``-n``, ``-o``, ``-f``, ``-x 0``, ``-i 0``) are accepted and change
   nothing; the ones that would change the model here are refused.
