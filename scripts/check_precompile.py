@@ -33,6 +33,8 @@ RUNS = [
     ["-s", "dcd", "--stream"], ["-s", "pegasos", "--stream"], ["-s", "ocas", "--stream"],
     ["-s", "asset", "--stream"], ["-s", "asset", "--approx", "fourier", "--stream"],
     ["--task", "r"], ["-s", "12", "-B", "1"], ["-s", "asset", "--task", "r", "--inner", "dcd"],
+    ["--task", "o"], ["-s", "21", "-n", "0.2", "--model-format", "liblinear"],
+    ["-s", "asset", "--task", "o", "--inner", "dcd", "--model-format", "libsvm"],
 ]
 
 RUN_AND_COUNT = r"""

@@ -207,7 +207,8 @@ class FourierModel(ScoredModel):
     n_features: int
     solver: str = "asset"
     header: list = field(default_factory=list)
-    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression (no labels, one column)
+    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression (no labels, one column),
+                                #   "o" one-class (labels 1 -1, one column)
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, np.float64)

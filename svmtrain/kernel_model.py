@@ -37,7 +37,8 @@ class KernelModel(ScoredModel):
     header: list = field(default_factory=list)
     decision: str = "ovr"       # "ovr" (svmtrain's one-vs-rest / binary) or "ovo" (LIBSVM's one-vs-one)
     nu_used: list = None        # sbp: the nu of each binary problem
-    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression (no labels, one column)
+    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression (no labels, one column),
+                                #   "o" one-class (labels 1 -1, one column)
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, np.float64)

@@ -4,7 +4,8 @@ A :class:`LinearModel` holds ``m`` weight columns: ``m = 1`` for a binary
 problem (the column scores ``labels[0]`` against ``labels[1]``, as in
 LIBLINEAR) and ``m = k`` for a k-class one-vs-rest problem. A regression
 model (``task = "r"``) has no labels and one column: its score is the
-prediction.
+prediction. A one-class model (``task = "o"``) is a binary model with
+labels (1, -1): +1 where w.x + b > 0 (b = -rho), -1 elsewhere.
 """
 from dataclasses import dataclass, field
 
@@ -82,7 +83,7 @@ class LinearModel(ScoredModel):
     b: np.ndarray = None        # float64[m], unregularised (-R) bias, zeros otherwise
     solver: str = ""
     header: list = field(default_factory=list)   # (key, value) pairs: parameters, objective, time...
-    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression
+    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression, "o" one-class
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, np.float64)
@@ -166,14 +167,18 @@ def read_platt(model, fields, header):
 def task_of_file(fields, header, labels, n_models, one_vs_one=False):
     """The task recorded in a model file's header ("c" when absent: files from
     before the task axis), after checking that labels and score columns fit
-    it: regression has no labels and one column; classification's columns
+    it: regression has no labels and one column; one-class (o) has labels
+    1 -1 and one column (+1 where the score is positive); classification's columns
     follow :func:`check_label_columns` (unless ``one_vs_one``, checked by the caller)."""
     task = str(dict(header).get("task", "c")).strip()
     if task == "r":
         if n_models != 1 or len(labels) or one_vs_one:
             fields.fail("n_models", "a regression model has one score column and no labels")
+    elif task == "o":
+        if n_models != 1 or one_vs_one or list(labels) != [1.0, -1.0]:
+            fields.fail("n_models", "a one-class model has one score column and labels 1 -1")
     elif task != "c":
-        fields.fail("labels", f"a model's task must be c or r (got {task[:20]!r})")
+        fields.fail("labels", f"a model's task must be c, r or o (got {task[:20]!r})")
     elif not one_vs_one:
         check_label_columns(fields, labels, n_models)
     return task

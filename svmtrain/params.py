@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields
 import math
 
 from .errors import ParameterError
-from .tasks import DEFAULT_EPSILON, NAMES, REGRESSION, check_supported, default_loss
+from .tasks import DEFAULT_EPSILON, DEFAULT_NU, NAMES, ONE_CLASS, REGRESSION, check_supported, default_loss
 
 
 @dataclass
@@ -43,7 +43,8 @@ class TrainParams:
     degree: int = None          # -d (3 when None, as LIBSVM)
     coef0: float = None         # -r (0 when None)
     cache_mb: float = 200.0     # -m: kernel row cache, MB
-    nu: float = None            # --nu (sbp; derived from C or lambda when None)
+    nu: float = None            # --nu: sbp's (derived from C or lambda when None); the one-class
+                                #   SVM's (-z o; 0.5 when None, LIBSVM/LIBLINEAR's -n)
     holdout: float = None       # --holdout FRACTION (sbp: stop when held-out error stops improving)
     # kernel approximations -- asset
     approx: str = None          # --approx nystrom | fourier
@@ -57,6 +58,8 @@ class TrainParams:
             self.loss = default_loss(self.task)
         if self.epsilon is None and self.task == REGRESSION:
             self.epsilon = DEFAULT_EPSILON
+        if self.nu is None and self.task == ONE_CLASS:
+            self.nu = DEFAULT_NU
 
     def resolved_lambda(self, n):
         """lambda for a training set of n rows."""
@@ -136,6 +139,20 @@ def _check_task(p):
         raise ParameterError(f"-b 1 (probability estimates) applies to classification, not {NAMES.get(p.task, p.task)}")
     if p.epsilon is not None and p.task != REGRESSION:
         raise ParameterError(f"-p (epsilon) applies to regression (-z r), not {NAMES.get(p.task, p.task)}")
+    if p.task == ONE_CLASS and (p.C is not None or p.lam is not None):
+        raise ParameterError(f"{'-c' if p.C is not None else '-l'} does not apply to the one-class SVM "
+                             "(--task o): --nu sets its trade-off")
+
+
+def _check_nu(p):
+    """--nu in (0, 1); the one-class SVM also takes nu = 1 (LIBSVM's and LIBLINEAR's range)."""
+    if p.nu is None:
+        return
+    if p.task == ONE_CLASS:
+        if not 0.0 < p.nu <= 1.0:
+            raise ParameterError(f"--nu must be in (0, 1] (got {p.nu})")
+    elif not 0.0 < p.nu < 1.0:
+        raise ParameterError(f"--nu must be in (0, 1) (got {p.nu})")
 
 
 def _nonnegative(name, flag):
@@ -172,7 +189,7 @@ CONSTRAINTS = [
     _positive("cut_buffer", "--cut-buffer"),
     _check_bias,
     _check_weights,
-    _check_unit_interval("nu", "--nu"),
+    _check_nu,
     _check_unit_interval("holdout", "--holdout"),
     _positive("degree", "-d"),
     _positive("eig_threshold", "--eig-threshold"),

@@ -20,7 +20,7 @@ The groups, and what they cover:
 * ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp``), ``sbp``,
   ``kernel-pegasos`` (``-s pegasos -t 2``), ``asset`` (Nystrom and Fourier
   maps, ``--inner pegasos|dcd``): training and the scoring of their models,
-  regression (``--task r``) where the solver trains it;
+  regression (``--task r``) and one-class (``--task o``) where the solver trains them;
 * ``stream``: ``--stream`` training of dcd, pegasos, ocas and asset (run
   after ``reader``, whose parser it uses);
 * ``dask``: the worker kernels of ``--engine dask`` (called directly;
@@ -157,6 +157,7 @@ def _dcd(tmp):
     _train_and_score(_chunk(n_classes=3), tmp, solver="dcd")
     for kw in ({}, {"loss": "squared-epsilon-insensitive", "bias": 1.0}):     # regression (--task r)
         _train_and_score(chunk, tmp, solver="dcd", task="r", **kw)
+    _train_and_score(chunk, tmp, solver="dcd", task="o", nu=0.3)              # one-class (--task o)
 
 
 def _pegasos(tmp):
@@ -190,7 +191,8 @@ def _asset(tmp):
     chunk = _chunk()
     for kw in ({"approx": "nystrom"}, {"approx": "fourier"}, {"strongly_convex": True},
                {"inner": "pegasos"}, {"inner": "dcd"}, {"approx": "fourier", "inner": "dcd"},
-               {"inner": "dcd", "task": "r"}, {"approx": "fourier", "inner": "dcd", "task": "r"}):
+               {"inner": "dcd", "task": "r"}, {"approx": "fourier", "inner": "dcd", "task": "r"},
+               {"inner": "dcd", "task": "o"}, {"approx": "fourier", "inner": "dcd", "task": "o"}):
         _train_and_score(chunk, tmp, solver="asset", dim=8, epochs=2, **kw)
 
 

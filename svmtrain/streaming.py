@@ -358,6 +358,11 @@ def check_streamable(params):
     if params.solver not in STREAMED:
         raise ParameterError(f"-s {params.solver} trains in memory only; --stream works with "
                              f"{', '.join(STREAMED)}")
+    if params.task != "c" and not (params.task == "r" and params.solver == "dcd"):
+        from .tasks import NAMES
+        raise ParameterError(f"--stream trains classification, and regression with -s dcd; "
+                             f"{NAMES.get(params.task, params.task)} (--task {params.task}) with -s {params.solver} "
+                             "trains in memory (drop --stream)")
     if params.solver == "asset":
         from .solvers.stream_asset import check_streamable as check_asset
         check_asset(params)

@@ -28,17 +28,20 @@ LOSSES = {
 DEFAULT_LOSS = {task: losses[0] for task, losses in LOSSES.items()}
 ALL_LOSSES = tuple(loss for losses in LOSSES.values() for loss in losses)
 DEFAULT_EPSILON = 0.1       # -p, as LIBLINEAR and LIBSVM
+DEFAULT_NU = 0.5            # --nu of the one-class SVM, as LIBLINEAR's and LIBSVM's -n
 
 # solver -> task -> the losses it trains for that task
 SUPPORT = {
     "dcd": {CLASSIFICATION: ("hinge", "squared-hinge", "log"),
-            REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
+            REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive"),
+            ONE_CLASS: ("one-class",)},
     "ocas": {CLASSIFICATION: ("hinge",)},
     "pegasos": {CLASSIFICATION: ("hinge",)},
     "sbp": {CLASSIFICATION: ("hinge",)},
     # asset: every loss but the hinge through --inner dcd (dcd on the mapped features)
     "asset": {CLASSIFICATION: ("hinge", "squared-hinge"),
-              REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
+              REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive"),
+              ONE_CLASS: ("one-class",)},
 }
 
 

@@ -15,7 +15,9 @@ from .model import LinearModel
 from .params import check_params
 from .solvers import get_solver
 from .solvers.base import for_problem, split_progress, with_defaults
-from .tasks import REGRESSION
+from .tasks import NAMES, ONE_CLASS, REGRESSION
+
+ONE_CLASS_LABELS = np.array([1.0, -1.0])    # a one-class model predicts +1 (inside) or -1 (outside)
 
 
 def label_order(labels):
@@ -54,11 +56,16 @@ def check_class_weights(params, order):
 def task_problems(labels, params):
     """(label order, [(y, class_cost)] per weight column) of ``params.task``:
     classification makes one binary problem (y in {+1, -1}) per column in
-    LIBLINEAR's label order; regression one problem on the targets, no labels."""
+    LIBLINEAR's label order; regression one problem on the targets, no labels;
+    the one-class SVM one problem whose y (all +1) the solver ignores, and
+    the labels (+1, -1) of its prediction (the file's labels are not used,
+    as in LIBSVM and LIBLINEAR)."""
+    if params.task in (REGRESSION, ONE_CLASS) and params.class_weights:
+        raise ParameterError(f"-w (class weights) applies to classification, not {NAMES[params.task]}")
     if params.task == REGRESSION:
-        if params.class_weights:
-            raise ParameterError("-w (class weights) applies to classification, not regression")
         return np.empty(0, np.float64), [(np.asarray(labels, np.float64), (1.0, 1.0))]
+    if params.task == ONE_CLASS:
+        return ONE_CLASS_LABELS.copy(), [(np.ones(len(labels), np.float64), (1.0, 1.0))]
     order = label_order(labels)
     check_class_weights(params, order)
     return order, list(_binary_problems(labels, order, params))
@@ -69,7 +76,9 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
 
     Classification: two distinct labels give one binary model, more give
     one-vs-rest, and the model predicts the original labels; regression
-    (``params.task == "r"``): one model of the targets. The model is and its numbers are all
+    (``params.task == "r"``): one model of the targets; one-class (``"o"``):
+    a model predicting +1 / -1 (labels [1, -1], one score column, the
+    training labels unused). The model and its numbers are all
     finite (otherwise SvmtrainError). ``n_features`` overrides the dimension
     (the largest index in ``data`` otherwise); ``source`` names the data in
     error messages. ``monitor`` (e.g. a :class:`svmtrain.trace.Trace`) is

@@ -181,9 +181,17 @@ def test_damaged_files(tmp_path, text, line, what):
     assert "\n" not in str(e.value)
 
 
-def test_oneclass_rejected(tmp_path):
-    with pytest.raises(ModelFormatError, match="solver_type ONECLASS_SVM .one-class. is not supported"):
-        read_liblinear_model(write(tmp_path, GOOD.replace("L2R_L1LOSS_SVC_DUAL", "ONECLASS_SVM")))
+def test_oneclass_files(tmp_path):
+    text = "solver_type ONECLASS_SVM\nnr_class 2\nnr_feature 2\nbias -1\nrho 0.75\nw\n0.5 \n-1.25 \n"
+    model = read_liblinear_model(write(tmp_path, text))
+    assert model.task == "o" and list(model.labels) == [1.0, -1.0] and list(model.b) == [-0.75]
+    T = chunk_of(sp.csr_matrix(np.array([[2.0, 0.0], [1.0, 0.0], [0.0, -1.0]])), [1, 1, 1])
+    assert model.predict(T).tolist() == [1.0, -1.0, 1.0]      # 1 - 0.75 > 0; 0.5 - 0.75 < 0; 1.25 - 0.75
+    write_liblinear_model(model, tmp_path / "again.model")
+    assert (tmp_path / "again.model").read_text() == text
+    with pytest.raises(ModelFormatError, match="missing 'rho'") as e:
+        read_liblinear_model(write(tmp_path, text.replace("rho 0.75\n", "")))
+    assert e.value.line == 5
 
 
 @pytest.mark.parametrize("st", ["L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL"])

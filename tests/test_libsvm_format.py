@@ -102,7 +102,7 @@ def test_debian_svm_predict_reads_our_file(tmp_path):
     np.testing.assert_array_equal(np.loadtxt(out), model.predict(X))
 
 
-def test_one_class_model_round_trip(tmp_path):
+def test_single_label_model_round_trip(tmp_path):
     X = heart()
     keep = np.flatnonzero(X.labels > 0)
     from svmtrain.dataset import take_rows
@@ -148,7 +148,7 @@ SV
 
 
 @pytest.mark.parametrize("old, new, line, message", [
-    ("svm_type c_svc", "svm_type one_class", 1, "not supported"),
+    ("svm_type c_svc", "svm_type two_class", 1, "not supported"),
     ("kernel_type rbf", "kernel_type precomputed", 2, "not supported"),
     ("gamma 0.5\n", "", 8, "gamma"),
     ("rho 0.25", "rho x", 6, "bad number"),

@@ -44,4 +44,13 @@ def test_supported_pairs_pass():
 
 def test_solvers_for_lists_in_table_order():
     assert tasks.solvers_for("c", "squared-hinge") == ["dcd", "asset"]
-    assert tasks.solvers_for("o") == []
+    assert tasks.solvers_for("o") == ["dcd", "asset"]
+    assert tasks.solvers_for("p") == []
+
+
+def test_one_class_nu_defaults_and_range():
+    assert TrainParams(task="o").nu == 0.5 and TrainParams(task="o").loss == "one-class"
+    assert TrainParams().nu is None             # sbp derives its own
+    check_params(TrainParams(task="o", nu=1.0))     # LIBSVM's and LIBLINEAR's range (0, 1]
+    with pytest.raises(ParameterError, match=r"--nu must be in \(0, 1\)"):
+        check_params(TrainParams(solver="sbp", nu=1.0))

@@ -23,6 +23,11 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
   SVMlight's defaults: its biased hyperplane (``-b 1``, sbp) or unbiased one
   (``-b 0``, dcd), and a refusal where its defaults differ from svm-train's
   (C = 1/avg(x.x), kernel parameters 1) and the value is not given;
+* the one-class SVM: LIBLINEAR's ``-s 21`` and LIBSVM's linear ``-s 2 -t 0``
+  train ``-s dcd --task o``, their ``-n`` is ``--nu`` (:func:`_one_class`);
+  LIBSVM's ``-s 2`` with a nonlinear kernel is refused naming ``-s asset
+  --task o --inner dcd`` (an approximation of its kernel), and SVMlight,
+  which has no one-class SVM, has its ``-z o`` refused;
 * options that only steer an optimiser (LIBSVM's ``-h`` shrinking, SVMlight's
   ``-h``, ``-n``, ``-o``, ``-f``, ``-x 0``, ``-i 0``) are accepted and change
   nothing; the ones that would change the model here are refused.
@@ -48,13 +53,13 @@ LIBLINEAR_S = {
     "11": ["-s", "dcd", "--task", "r", "--loss", "squared-epsilon-insensitive"],   # primal; same optimum
     "12": ["-s", "dcd", "--task", "r", "--loss", "squared-epsilon-insensitive"],
     "13": ["-s", "dcd", "--task", "r", "--loss", "epsilon-insensitive"],
-    "21": "one-class SVM (LIBLINEAR -s 21) is not available yet",
+    "21": ["-s", "dcd", "--task", "o"],     # -n NU becomes --nu (see _one_class)
 }
 # LIBSVM's -s numbers (svm_type), read on a line with kernel options
 LIBSVM_S = {
     "0": None,  # C-SVC: the kernel solver, see _solver_of
     "1": "nu-SVC (LIBSVM -s 1) is not available; C-SVC is -s sbp with -c C",
-    "2": "one-class SVM (LIBSVM -s 2) is not available yet",
+    "2": ["-s", "dcd", "--task", "o"],      # -t 0 only: a kernel is refused by _one_class
     "3": "epsilon-SVR (LIBSVM -s 3) is not available yet",
     "4": "nu-SVR (LIBSVM -s 4) is not available yet",
 }
@@ -72,7 +77,8 @@ TRAIN_FOREIGN = {
 }
 PREDICT_FOREIGN = {"-v": 1, "-f": 1, "-h": 0}
 NO_EFFECT = {
-    "-n": "LIBSVM's nu (unused by C-SVC), SVMlight's working-set size, LIBLINEAR's threads",
+    "-n": "LIBSVM's and LIBLINEAR's nu, unused but by their one-class SVM (where it is --nu, see "
+          "_one_class) and LIBSVM's nu-SVC / nu-SVR (refused); SVMlight's working-set size",
     "-o": "SVMlight's rho of the XiAlpha estimate",
     "-f": "SVMlight's final optimality check",
 }
@@ -171,6 +177,8 @@ def translate_train(args, command):
     line = Line(list(args), arity)
     _check_quiet(line)
     _check_help(line)
+    if not svmlight:
+        _one_class(line)
     _optimiser_only(line)
     _refused(line)
     if svmlight:
@@ -227,6 +235,41 @@ def _check_help(line):
     line.drop("-h")     # shrinking only speeds an optimiser up: same solution
 
 
+LIBSVM_ONE_CLASS_EPS = "0.001"     # LIBSVM's default -e; its stopping rule is dcd --task o's
+
+
+def _one_class(line):
+    """LIBLINEAR's -s 21 and LIBSVM's -s 2 (with a kernel option): the one-class
+    SVM, -n NU its --nu; -c, unused there, is dropped. LIBSVM's linear one-class
+    (-t 0) solves the dual of LIBLINEAR's -s 21 (with LIBSVM's -e 0.001 unless -e
+    is given); with a nonlinear kernel it is refused naming asset's
+    approximation. -s 2 -n without a kernel option is ambiguous (LIBSVM's
+    one-class, whose default kernel is RBF, or LIBLINEAR's -s 2): refused."""
+    s = line.value("-s")
+    if s is None or not _INT.match(s):
+        return
+    s = str(int(s))
+    libsvm = any(line.has(f) for f in ("-t",) + KERNEL_FLAGS)
+    if s == "2" and not libsvm and line.has("-n"):
+        raise ParameterError("-s 2 -n: LIBSVM's one-class SVM (its default kernel is RBF: give -t 2, or -t 0 "
+                             "for the linear one) or LIBLINEAR's -s 2 (drop -n, which it ignores)?")
+    if (s, libsvm) not in (("21", False), ("2", True)):
+        return
+    nu = line.value("-n")
+    if libsvm and line.value("-t") != "0":
+        t = line.value("-t") or "2"
+        kernel = " ".join(f"{f} {line.value(f)}" for f in ("-t",) + KERNEL_FLAGS if line.has(f)) or f"-t {t}"
+        raise ParameterError(f"-s 2: LIBSVM's one-class SVM with a nonlinear kernel is not available exactly; "
+                             f"-s asset --task o --inner dcd --nu {nu or 0.5} {kernel} trains it on a Nystrom "
+                             "map (exact when -D >= the training rows)")
+    line.drop("-n")
+    line.drop("-c")
+    if nu is not None:
+        line.options.append(["--nu", [nu]])
+    if libsvm and not line.has("-e"):
+        line.options.append(["-e", [LIBSVM_ONE_CLASS_EPS]])
+
+
 def _optimiser_only(line):
     for flag in NO_EFFECT:
         line.drop(flag)
@@ -251,6 +294,9 @@ def _svmlight_task(line):
         raise ParameterError("-p (SVMlight's transduction fraction) has no equivalent")
     if line.has("-z"):
         z = line.value("-z")
+        if z == "o":
+            raise ParameterError("-z o: SVMlight has no one-class SVM (its -z is c, r or p); svmtrain's is "
+                                 "--task o -s dcd --nu NU (LIBLINEAR's -s 21 -n NU)")
         line.drop("-z")
         line.options.append(["--task", [z]])
     for flag, values in line.options:
@@ -355,7 +401,7 @@ def _solver_of(line):
         for flag, value in zip(target[::2], target[1::2]):
             given = line.value(flag)
             if given is not None and given != value:
-                raise ParameterError(f"-s {s} is LIBLINEAR's {flag} {value}; it contradicts {flag} {given}")
+                raise ParameterError(f"-s {s} is {peer}'s {flag} {value}; it contradicts {flag} {given}")
             line.drop(flag)
         line.options = [[flag, [value]] for flag, value in zip(target[::2], target[1::2])] + line.options
     elif _NUMBER.match(s):

@@ -50,8 +50,9 @@ def _precompile(ctx, _param, value):
               help="Compile every solver's kernels now, in parallel processes, and exit (make demo runs it; "
               "otherwise a solver's first run compiles its own).")
 @click.option("-s", "solver", default="dcd", show_default=True, metavar="SOLVER",
-              help=f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 1, 2, 3 (LIBSVM's 0 with a kernel "
-              "option). Kernel options (-t 1|2|3, -g, -d, -r) without -s choose sbp.")
+              help=f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 1, 2, 3, 11, 12, 13, 21 (LIBSVM's 0, "
+              "and 2 with -t 0, on a line with kernel options). Kernel options (-t 1|2|3, -g, -d, -r) "
+              "without -s choose sbp.")
 @click.option("-c", "C", type=float, help="Cost C (lambda = 1/(n C)). Default C = 1 when neither -c nor -l.")
 @click.option("-l", "lam", type=float, help="Regularisation lambda (instead of -c).")
 @click.option("-B", "bias", type=float, default=-1.0, show_default=True,
@@ -64,10 +65,11 @@ def _precompile(ctx, _param, value):
 @click.option("--average/--no-average", default=None,
               help="Average the iterates of the last half of the run (pegasos, asset; default on).")
 @click.option("--task", type=click.Choice(list(TASKS)), default="c", show_default=True,
-              help="c classification, r regression, p preference ranking, o one-class (SVMlight's -z).")
+              help="c classification, r regression, p preference ranking, o one-class (SVMlight's -z; "
+              "o: -s dcd, or -s asset --inner dcd for a kernel; labels ignored, --nu).")
 @click.option("--loss", type=click.Choice(ALL_LOSSES), metavar="LOSS",
               help="Classification: hinge (default), squared-hinge; regression: epsilon-insensitive (default), "
-              "squared-epsilon-insensitive.")
+              "squared-epsilon-insensitive; one-class: one-class.")
 @click.option("-p", "epsilon", type=float, help="Regression: width of the epsilon-insensitive tube (default 0.1).")
 @click.option("-w", "class_weights", type=(float, float), multiple=True, metavar="LABEL WEIGHT",
               help="Multiply C of class LABEL by WEIGHT (dcd, ocas, asset; LIBLINEAR's -wi). Repeatable.")
@@ -91,7 +93,9 @@ def _precompile(ctx, _param, value):
 @click.option("-d", "degree", type=int, help="Polynomial kernel degree (default 3).")
 @click.option("-r", "coef0", type=float, help="Kernel coef0 (default 0).")
 @click.option("-m", "cache_mb", type=float, default=200.0, show_default=True, help="Kernel row cache in MB (sbp).")
-@click.option("--nu", type=float, help="SBP's nu (default: derived from -c/-l by a pilot solution).")
+@click.option("--nu", type=float, help="One-class SVM (--task o): the nu of LIBSVM/LIBLINEAR's -n, an upper bound "
+              "on the fraction of training rows outside and a lower one on the support vectors (default 0.5). "
+              "sbp: its nu (default: derived from -c/-l by a pilot solution).")
 @click.option("--holdout", type=float, metavar="FRACTION",
               help="Stop when the error on this held-out fraction stops improving (sbp).")
 @click.option("--approx", type=click.Choice(["nystrom", "fourier"]), help="Kernel approximation (asset).")
@@ -224,7 +228,9 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
 
 
 def _cross_validation_lines(data, params, folds, source):
-    """LIBSVM's -v output: the accuracy, or for regression the MSE and squared correlation."""
+    """LIBSVM's -v output: the accuracy (for the one-class SVM, of its +1 / -1
+    against the file's labels, as LIBSVM), or for regression the MSE and
+    squared correlation."""
     import numpy as np
 
     from ..predict import regression_summary
@@ -311,6 +317,8 @@ def _summary(model, params, echo, log):
     Warnings (an iteration cap reached) come from the solvers through ``log``.
     """
     header = dict(model.header)
+    if params.task == "o":
+        return _one_class_summary(model, params, echo, header)
     lam = header["lambda_used"]
     results = model.fit_results
     k = len(results)
@@ -331,6 +339,24 @@ def _summary(model, params, echo, log):
     what = "regression" if params.task == "r" else f"{len(model.labels)} classes"
     echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, {what}, "
          f"lambda = {lam:.6g} (C = {header['C_used']:.6g}): " + ", ".join(fields))
+
+
+def _one_class_summary(model, params, echo, header):
+    """The one-class line: nu, iterations, LIBLINEAR's objective 1/2 |w|^2
+    (LIBSVM's 1/2 alpha^T Q alpha; for asset, on the mapped rows), rho, support
+    vectors (a kernel model's expansion terms), training time."""
+    r = model.fit_results[0]
+    rho = -float(model.b[0])
+    fields = [f"#iter = {r.n_iter}", f"Objective value = {r.objective:.10g} (1/2 alpha^T Q alpha)",
+              f"rho = {rho:.10g}"]
+    n_sv = getattr(model, "n_sv", None)
+    if n_sv is None:
+        n_sv = r.info.get("n_sv")
+    if n_sv is not None:
+        fields.append(f"nSV = {n_sv}")
+    fields.append(f"Training time = {model.train_time:.3f} s")
+    echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, one-class, "
+         f"nu = {params.nu:g}: " + ", ".join(fields))
 
 
 def console_main():

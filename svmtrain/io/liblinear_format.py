@@ -17,13 +17,16 @@ There are ``nr_feature`` rows, plus one for the bias feature when
 (the column scores ``label[0]``: decision > 0 predicts ``label[0]``), except
 MCSVM_CS, which always has ``nr_class`` columns (argmax). With more than two
 classes there are ``nr_class`` one-vs-rest columns (argmax, first wins on a
-tie). Labels are integers. One-class models add a ``rho`` line.
+tie). Labels are integers. One-class models (ONECLASS_SVM) have no
+``label`` line and a ``rho`` line; their decision value is w.x - rho,
++1 when positive, else -1.
 
 Interop rules implemented here:
 
 * Reading: every classification and regression (SVR) solver_type is
   accepted; a regression model (no ``label`` line) becomes a LinearModel
-  with ``task = "r"``; one-class models raise ModelFormatError. A two-class MCSVM_CS model keeps
+  with ``task = "r"``; a one-class model (ONECLASS_SVM) a LinearModel
+  with ``task = "o"``, labels (1, -1) and b = -rho. A two-class MCSVM_CS model keeps
   only its first column: LIBLINEAR predicts every two-class model by
   ``w[:,0].x > 0 -> label[0]`` and never looks at the second column, so
   that column alone is the equivalent binary model. A model of one label
@@ -43,7 +46,7 @@ Interop rules implemented here:
   written as L2R_L1LOSS_SVR_DUAL (epsilon-insensitive loss) or
   L2R_L2LOSS_SVR_DUAL (squared), or its own type when read from a
   LIBLINEAR file, with ``nr_class 2`` and no label line, as LIBLINEAR
-  writes it. Numbers are written with
+  writes it; a one-class model as ONECLASS_SVM with its ``rho``. Numbers are written with
   ``repr`` (shortest round-trip form, which LIBLINEAR's ``%lf`` reads back
   exactly).
 """
@@ -62,7 +65,7 @@ CLASSIFICATION_TYPES = (
     "MCSVM_CS", "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL",
 )
 REGRESSION_TYPES = ("L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL")
-UNSUPPORTED_TYPES = ("ONECLASS_SVM",)
+ONE_CLASS_TYPE = "ONECLASS_SVM"
 HEADER_KEY = "liblinear_solver_type"
 LOGISTIC_TYPES = ("L2R_LR", "L2R_LR_DUAL", "L1R_LR")    # the types whose models give probabilities
 
@@ -125,9 +128,7 @@ def read_liblinear_model(path):
             if len(args) != 1:
                 raise ModelFormatError(path, lineno, "solver_type takes one name")
             st = args[0]
-            if st in UNSUPPORTED_TYPES:
-                raise ModelFormatError(path, None, f"LIBLINEAR solver_type {st} (one-class) is not supported")
-            if st not in CLASSIFICATION_TYPES + REGRESSION_TYPES:
+            if st not in CLASSIFICATION_TYPES + REGRESSION_TYPES + (ONE_CLASS_TYPE,):
                 raise ModelFormatError(path, lineno, f"unknown solver_type '{st}'")
             head[key] = (st, lineno)
         elif key in ("nr_class", "nr_feature"):
@@ -148,12 +149,20 @@ def read_liblinear_model(path):
     if w_line is None:
         n_lines = len(lines) - (1 if lines and not lines[-1] else 0)
         raise ModelFormatError(path, max(n_lines, 1), "truncated: no 'w' line")
-    regression = "solver_type" in head and head["solver_type"][0] in REGRESSION_TYPES
-    for key in ("solver_type", "nr_class", "nr_feature", "bias") + (() if regression else ("label",)):
+    st = head["solver_type"][0] if "solver_type" in head else None
+    regression = st in REGRESSION_TYPES
+    one_class = st == ONE_CLASS_TYPE
+    needed = ("solver_type", "nr_class", "nr_feature", "bias") + (
+        ("rho",) if one_class else () if regression else ("label",))
+    for key in needed:
         if key not in head:
             raise ModelFormatError(path, w_line, f"missing '{key}' before 'w'")
-    st = head["solver_type"][0]
     nr_class, nr_feature = head["nr_class"][0], head["nr_feature"][0]
+    if one_class:
+        W = _parse_w(path, lines, w_line, nr_feature + (1 if head["bias"][0] >= 0 else 0), 1)
+        header = [(HEADER_KEY, st), ("source", "liblinear"), ("task", "o")]
+        return LinearModel(labels=[1.0, -1.0], W=W, n_features=nr_feature, bias=head["bias"][0],
+                           b=[-head["rho"][0]], solver="liblinear:" + st, header=header, task="o")
     if regression:
         W = _parse_w(path, lines, w_line, nr_feature + (1 if head["bias"][0] >= 0 else 0), 1)
         header = [(HEADER_KEY, st), ("source", "liblinear"), ("task", "r")]
@@ -236,6 +245,8 @@ def write_liblinear_model(model, path):
     """Write a LinearModel (binary, one-vs-rest or regression) as a LIBLINEAR model file."""
     if getattr(model, "task", "c") == "r":
         return _write_regression(model, path)
+    if getattr(model, "task", "c") == "o":
+        return _write_one_class(model, path)
     labels = np.asarray(model.labels, np.float64)
     int_labels = []
     for v in labels:
@@ -314,4 +325,17 @@ def _write_regression(model, path):
     with atomic_write(path) as f:
         f.write(f"solver_type {st}\nnr_class 2\nnr_feature {int(model.n_features)}\n")
         f.write(f"bias {_fmt(bias if bias >= 0 else -1.0)}\nw\n")
+        f.write("".join(_fmt(x) + " \n" for x in W[:, 0].tolist()))
+
+
+def _write_one_class(model, path):
+    """A one-class LinearModel as LIBLINEAR's ONECLASS_SVM file: w, and rho = -b."""
+    W = np.asarray(model.W, np.float64)
+    rho = -float(model.b[0])
+    if W.shape[1] != 1 or not np.all(np.isfinite(W)) or not math.isfinite(rho):
+        raise ParameterError("cannot write this one-class model: one finite weight column needed")
+    bias = float(model.bias)
+    with atomic_write(path) as f:
+        f.write(f"solver_type {ONE_CLASS_TYPE}\nnr_class 2\nnr_feature {int(model.n_features)}\n")
+        f.write(f"bias {_fmt(bias if bias >= 0 else -1.0)}\nrho {_fmt(rho)}\nw\n")
         f.write("".join(_fmt(x) + " \n" for x in W[:, 0].tolist()))

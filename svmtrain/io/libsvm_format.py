@@ -27,6 +27,13 @@ one-vs-rest model of three or more classes has no one-vs-one form and is
 refused (ParameterError); a LIBSVM model of three or more classes is read
 as a KernelModel with ``decision = "ovo"`` (one score column per pair,
 zero coefficients for the SVs outside the pair).
+
+Regression models (epsilon_svr, nu_svr) and one-class models (one_class)
+have ``nr_class 2``, one ``rho``, no ``label`` and ``nr_sv`` lines and one
+coefficient per SV: f(x) = sum_s coef_s K(x_s, x) - rho is the prediction
+(regression, ``task = "r"``) or, for one_class, predicts +1 when positive
+and -1 otherwise (``task = "o"``: labels (1, -1), b = -rho, as
+svmtrain's one-class models).
 """
 import numpy as np
 
@@ -37,18 +44,20 @@ from .atomic import atomic_write
 
 CLASSIFIERS = ("c_svc", "nu_svc")
 REGRESSORS = ("epsilon_svr", "nu_svr")
+ONE_CLASS = "one_class"
 HEADER_KEYS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv", "rho",
                "label", "probA", "probB", "prob_density_marks", "nr_sv")
 
 
 def write_libsvm_model(model, path):
-    """Write a binary (or one-class) KernelModel as a LIBSVM c_svc model file, atomically."""
+    """Write a binary KernelModel as a LIBSVM c_svc model file, a regression one as
+    epsilon_svr, a one-class one as one_class; atomically."""
     from ..kernel_model import KernelModel
     if not isinstance(model, KernelModel):
         raise ParameterError("--model-format libsvm writes kernel models (-s sbp, or -s pegasos with -t 1|2|3) "
                              "only; use --model-format liblinear for linear models")
-    if model.task == "r":
-        return _write_regression(model, path)
+    if model.task in ("r", "o"):
+        return _write_single(model, path, ONE_CLASS if model.task == "o" else "epsilon_svr")
     k = len(model.labels)
     if k > 2:
         raise ParameterError(f"--model-format libsvm: this model has {k} classes trained one-vs-rest; LIBSVM "
@@ -100,11 +109,11 @@ def _write_svs(f, SV, coef, order):
         f.write(f"{float(coef[s])!r} {pairs}\n")
 
 
-def _write_regression(model, path):
-    """A regression KernelModel as LIBSVM's epsilon_svr model file."""
+def _write_single(model, path, svm_type):
+    """A one-column KernelModel (regression, one-class) as LIBSVM's ``svm_type`` file."""
     coef = model.coef[:, 0]
     keep = np.flatnonzero(coef != 0.0)
-    lines = ["svm_type epsilon_svr"] + _kernel_lines(model.kernel)
+    lines = [f"svm_type {svm_type}"] + _kernel_lines(model.kernel)
     lines += ["nr_class 2", f"total_sv {len(keep)}", f"rho {-float(model.b[0])!r}", "SV"]
     with atomic_write(path) as f:
         f.write("\n".join(lines) + "\n")
@@ -112,8 +121,8 @@ def _write_regression(model, path):
 
 
 def read_libsvm_model(path):
-    """Read a LIBSVM classification (c_svc, nu_svc) or regression (epsilon_svr,
-    nu_svr) model as a KernelModel.
+    """Read a LIBSVM classification (c_svc, nu_svc), regression (epsilon_svr,
+    nu_svr) or one-class (one_class) model as a KernelModel.
 
     Raises ModelFormatError naming the file and line for truncated or
     damaged files and for models that are not classifiers.
@@ -146,9 +155,10 @@ def read_libsvm_model(path):
     sv_line = pos + 1
     hdr = _Header(path, head, sv_line)
     svm_type = hdr.word("svm_type")
-    if svm_type not in CLASSIFIERS + REGRESSORS:
+    if svm_type not in CLASSIFIERS + REGRESSORS + (ONE_CLASS,):
         hdr.fail("svm_type", f"svm_type {svm_type[:20]!r} is not supported (classification models "
-                 f"{' and '.join(CLASSIFIERS)}, regression models {' and '.join(REGRESSORS)})")
+                 f"{' and '.join(CLASSIFIERS)}, regression models {' and '.join(REGRESSORS)}, "
+                 f"one-class models {ONE_CLASS})")
     kname = hdr.word("kernel_type")
     if kname not in CODES:
         hdr.fail("kernel_type", f"kernel_type {kname[:20]!r} is not supported "
@@ -159,8 +169,8 @@ def read_libsvm_model(path):
         float(hdr.numbers("gamma", 1)[0]) if "gamma" in head else 0.0)
     coef0 = float(hdr.numbers("coef0", 1)[0]) if code in (POLYNOMIAL, SIGMOID) else 0.0
     kernel = Kernel(code, gamma, degree, coef0)
-    if svm_type in REGRESSORS:
-        return _regression_model(path, hdr, lines, sv_line, svm_type, kernel)
+    if svm_type in REGRESSORS + (ONE_CLASS,):
+        return _single_model(path, hdr, lines, sv_line, svm_type, kernel)
     k = int(hdr.numbers("nr_class", 1, integer=True)[0])
     if k < 1:
         hdr.fail("nr_class", f"nr_class must be >= 1 (got {k})")
@@ -210,8 +220,9 @@ def read_libsvm_model(path):
     return model
 
 
-def _regression_model(path, hdr, lines, sv_line, svm_type, kernel):
-    """An epsilon_svr / nu_svr model: f(x) = sum_s coef_s K(SV_s, x) - rho, the prediction itself."""
+def _single_model(path, hdr, lines, sv_line, svm_type, kernel):
+    """An epsilon_svr / nu_svr / one_class model: f(x) = sum_s coef_s K(SV_s, x) - rho,
+    the prediction itself, or for one_class +1 where positive, else -1."""
     from ..kernel_model import KernelModel
     total = int(hdr.numbers("total_sv", 1, integer=True)[0])
     if total < 0:
@@ -225,9 +236,11 @@ def _regression_model(path, hdr, lines, sv_line, svm_type, kernel):
     if extra:
         raise ModelFormatError(path, sv_line + total + extra[0] + 1, "unexpected text after the support vectors")
     sv_coef, SV = _parse_svs(path, sv_line + 1, body[:total], 1)
-    header = [("solver", f"libsvm-{svm_type}"), ("task", "r")]
-    return KernelModel(labels=np.empty(0), SV=SV, coef=sv_coef, b=-rho, kernel=kernel, n_features=SV.n_features,
-                       solver=f"libsvm-{svm_type}", header=header, task="r")
+    task = "o" if svm_type == ONE_CLASS else "r"
+    header = [("solver", f"libsvm-{svm_type}"), ("task", task)]
+    labels = np.array([1.0, -1.0]) if task == "o" else np.empty(0)
+    return KernelModel(labels=labels, SV=SV, coef=sv_coef, b=-rho, kernel=kernel, n_features=SV.n_features,
+                       solver=f"libsvm-{svm_type}", header=header, task=task)
 
 
 class _Header:
