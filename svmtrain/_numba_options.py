@@ -15,9 +15,13 @@ PRANGE = ParallelOptions({"comprehension": False, "reduction": False, "inplace_b
                           "setitem": False, "numpy": False, "stencil": False, "fusion": False,
                           "prange": True})
 
-# Passes over fewer stored values than this take well under a millisecond:
-# the kernels that have a serial twin (margins, linear scoring) run it
-# serially, and a run on small data then compiles no parallel kernel at all
-# (numba's first parallel kernel in a process costs about half a second
-# more to compile than a serial one).
-PARALLEL_MIN_NNZ = 1 << 16
+# Kernels with a serial twin (margins, linear scoring, the kernel matrix,
+# the feature maps and asset's dense passes) run serially below these
+# sizes, where a pass takes well under a millisecond; a run on small data
+# then compiles no parallel kernel at all (numba's first parallel kernel in
+# a process costs about half a second more to compile than a serial one,
+# each further one a few tenths). Both twins give the same numbers. The
+# dispatchers read these at call time (svmtrain.precompile sets them to 0
+# to compile the parallel twins on its tiny problems).
+PARALLEL_MIN_NNZ = 1 << 16      # stored values of a CSR pass
+PARALLEL_MIN_WORK = 1 << 18     # multiply-adds (or output entries) of a dense pass

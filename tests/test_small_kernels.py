@@ -158,3 +158,57 @@ def test_decision_values_serial_equals_parallel_and_numpy(bias):
     np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
     model = LinearModel(labels=np.array([1.0, 2.0, 3.0]), W=W, n_features=d, bias=bias, b=b, solver="dcd")
     np.testing.assert_array_equal(model.decision_function(X), a)
+
+
+def test_dense_and_map_kernels_serial_equal_parallel(monkeypatch):
+    """Each kernel with a serial twin gives the same numbers with the
+    parallel twin (forced by thresholds of 0)."""
+    from svmtrain import _numba_options as opts
+    from svmtrain import kernels
+    from svmtrain._feature_map_kernels import fourier_rows, landmark_kernel_rows
+    from svmtrain.solvers import _asset_kernels as KA
+    rng = np.random.default_rng(5)
+    X = read_libsvm(bundled("heart_scale.xz"))
+    n, d = X.n_rows, X.n_features
+    F = rng.standard_normal((n, 40)).astype(np.float32)
+    w = rng.standard_normal(41)
+    rows = np.arange(n, dtype=np.int64)[::-1].copy()
+    omega = rng.standard_normal((d, 24))
+    phases = rng.uniform(0, 2 * np.pi, 24)
+    L = rng.standard_normal((d, 9))               # landmarks stored by feature (all features dense)
+    F_ptr = np.arange(0, d * 9 + 1, 9, dtype=np.int64)
+    F_landmark = np.tile(np.arange(9, dtype=np.int64), d)
+    F_values = L.ravel().copy()
+    L_sq = (L * L).sum(0)
+    sq = kernels.sq_norms(X.indptr, X.values)
+    dense = rng.standard_normal((d, 7))
+
+    def run():
+        out = {}
+        out["margins"] = KA.feature_margins(F, w, 0.5, 0.1, np.empty(n))
+        out["sqnorms"] = KA.row_sqnorms(F)
+        out["fourier32"] = fourier_rows(X.indptr, X.indices, X.values, rows, omega, phases, 0.3,
+                                        np.empty((n, 24), np.float32))
+        out["fourier64"] = fourier_rows(X.indptr, X.indices, X.values, rows, omega, phases, 0.3, np.empty((n, 24)))
+        out["landmarks"] = landmark_kernel_rows(X.indptr, X.indices, X.values, rows, F_ptr, F_landmark, F_values,
+                                                L_sq, kernels.RBF, 0.2, 3, 0.0, np.empty((n, 9)))
+        out["block"] = kernels._block(X.indptr, X.indices, X.values, sq, dense, (dense * dense).sum(0), d,
+                                      kernels.RBF, 0.2, 3, 0.0, np.empty((n, 7)))
+        return out
+
+    serial = run()
+    monkeypatch.setattr(opts, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(opts, "PARALLEL_MIN_NNZ", 0)
+    parallel = run()
+    for key in serial:
+        np.testing.assert_array_equal(serial[key], parallel[key], err_msg=key)
+    # and against NumPy
+    np.testing.assert_allclose(serial["margins"], F.astype(np.float64) @ w[:40] + 0.5 * w[40] + 0.1, rtol=1e-5)
+    np.testing.assert_allclose(serial["sqnorms"], (F.astype(np.float64) ** 2).sum(1), rtol=1e-5)
+    D = np.zeros((n, d))
+    for i in range(n):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        D[i, X.indices[lo:hi]] = X.values[lo:hi]
+    np.testing.assert_allclose(serial["fourier64"], 0.3 * np.cos(D[rows] @ omega + phases), atol=1e-8)
+    d2 = sq[rows][:, None] + L_sq[None, :] - 2 * D[rows] @ L
+    np.testing.assert_allclose(serial["landmarks"], np.exp(-0.2 * np.maximum(d2, 0)), rtol=1e-10, atol=1e-12)
