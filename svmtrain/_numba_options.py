@@ -24,4 +24,48 @@ PRANGE = ParallelOptions({"comprehension": False, "reduction": False, "inplace_b
 # dispatchers read these at call time (svmtrain.precompile sets them to 0
 # to compile the parallel twins on its tiny problems).
 PARALLEL_MIN_NNZ = 1 << 16      # stored values of a CSR pass
-PARALLEL_MIN_WORK = 1 << 18     # multiply-adds (or output entries) of a dense pass
+PARALLEL_MIN_WORK = 1 << 21     # multiply-adds (or output entries) of a dense pass
+
+
+def serial_twin(kernel):
+    """The same source as the parallel numba ``kernel``, compiled without
+    ``parallel`` (its prange loops run as plain loops) and cached under its
+    own name (``<name>_serial``, so the two never share a cache entry).
+
+    For kernels whose prange loop runs over ``nb`` caller-chosen blocks the
+    twin computes exactly what the kernel computes with the same ``nb``:
+    callers use it when ``nb == 1``, where a parallel region has nothing
+    to share out, and a run on one block then compiles no parallel code.
+    The kernel's calls to other numba functions are the same in the twin,
+    so those must not be parallel kernels themselves.
+    """
+    import types
+
+    from numba import njit
+    f = kernel.py_func
+    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_serial", f.__defaults__, f.__closure__)
+    g.__qualname__ = f.__qualname__ + "_serial"
+    g.__module__ = f.__module__
+    g.__doc__ = f.__doc__
+    opts = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
+    return njit(cache=True, **opts)(g)
+
+
+def by_blocks(kernel, nb_arg):
+    """A Python function calling ``kernel`` (a parallel numba kernel over
+    ``nb`` blocks, ``nb`` its positional argument number ``nb_arg``) when
+    ``nb > 1`` and its :func:`serial_twin` when ``nb == 1``: the same
+    results, and single-block runs (small data, ``--threads 1``) compile no
+    parallel code. ``.parallel`` and ``.serial`` are the two kernels."""
+    serial = serial_twin(kernel)
+
+    def run(*args):
+        return (kernel if args[nb_arg] > 1 else serial)(*args)
+
+    run.__name__ = kernel.py_func.__name__
+    run.__qualname__ = kernel.py_func.__qualname__
+    run.__module__ = kernel.py_func.__module__
+    run.__doc__ = (kernel.py_func.__doc__ or "") + "\n\n    (Runs serially when nb == 1: see _numba_options.by_blocks.)"
+    run.parallel = kernel
+    run.serial = serial
+    return run

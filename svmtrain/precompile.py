@@ -217,19 +217,20 @@ def run_group(name):
 
     The group's workload runs twice: as is (the tiny problems take the
     serial twins of the kernels that have one) and with the size thresholds
-    of :mod:`svmtrain._numba_options` at 0 (their parallel twins, which real
-    runs on larger data take)."""
+    of :mod:`svmtrain._numba_options` at 0 and ocas given more than one
+    block (the parallel twins, which real runs on larger data take)."""
     from . import _numba_options as opts
+    from .solvers import ocas
     t0 = time.perf_counter()
-    saved = opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK
+    saved = opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD
     with tempfile.TemporaryDirectory(prefix="svmtrain-precompile-") as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            for thresholds in (saved, (0, 0)):
-                opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK = thresholds
+            for setting in (saved, (0, 0, 1)):
+                opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD = setting
                 _RUN[name](tmp)
         finally:
-            opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK = saved
+            opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD = saved
     return time.perf_counter() - t0
 
 

@@ -212,3 +212,63 @@ def test_dense_and_map_kernels_serial_equal_parallel(monkeypatch):
     np.testing.assert_allclose(serial["fourier64"], 0.3 * np.cos(D[rows] @ omega + phases), atol=1e-8)
     d2 = sq[rows][:, None] + L_sq[None, :] - 2 * D[rows] @ L
     np.testing.assert_allclose(serial["landmarks"], np.exp(-0.2 * np.maximum(d2, 0)), rtol=1e-10, atol=1e-12)
+
+
+def test_ocas_serial_twins_equal_the_parallel_kernels_on_one_block():
+    """by_blocks runs a kernel's serial twin when nb == 1: the same numbers
+    as the parallel kernel with nb == 1 (and the dispatcher picks them)."""
+    from svmtrain.solvers import _ocas_kernels as K
+    rng = np.random.default_rng(7)
+    n, d = 300, 12
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    cw = rng.uniform(0.5, 2.0, n)
+    out_b = rng.standard_normal(n)
+    out_d = rng.standard_normal(n)
+    prev = (rng.random(n) < 0.3).astype(np.int8)
+    A = rng.standard_normal((5, d))
+    alpha = np.array([0.2, 0.0, 0.5, 0.1, 0.0])
+    X = read_libsvm(bundled("heart_scale.xz"))
+    Xy = np.where(X.labels > 0, 1.0, -1.0)
+    Xcw = np.ones(X.n_rows)
+    Xviol = (rng.random(X.n_rows) < 0.4).astype(np.int8)
+    Xprev = np.zeros(X.n_rows, np.int8)
+    dd = X.n_features + 1
+
+    def calls(f):
+        """Each kernel's results (f picks the kernel variant); inputs copied."""
+        r = {}
+        ob, viol = out_b.copy(), np.zeros(n, np.int8)
+        r["update"] = (f(K.update_outputs)(y, cw, ob, out_d, 0.3, 0.1, viol, prev, 1), ob, viol)
+        r["loss"] = f(K.loss_at)(y, cw, out_b, out_d, 0.7, 1)
+        r["scatter"] = f(K.scatter_cut)(X.indptr, X.indices, X.values, 1.0, Xy, Xcw, Xviol, Xprev, False, 1,
+                                        np.empty((1, 1)), np.zeros(dd))
+        AA, out = A.copy(), np.zeros(5)
+        r["gram"] = (f(K.gram_row)(AA, 5, 2, A[4].copy(), 1, out), AA, out)
+        w = A[0].copy()
+        r["axpy"] = (f(K.axpy_sqnorm)(w, 0.5, A[1], 1), w)
+        wc, wd = np.empty(d), np.empty(d)
+        r["combine"] = (f(K.combine_cuts)(A, alpha, 5, A[3], wc, wd, 1), wc, wd)
+        kb, wb = np.empty(n), np.empty(n)
+        r["breakpoints"] = (f(K.breakpoints)(y, cw, out_b, out_d, -5.0, 1, kb, wb), kb, wb)
+        kbits = kb.view(np.int64)
+        r["hist"] = f(K._prefix_hist)(kbits, wb, 0, 64, 52, 2048, 1)
+        key = int(kbits[np.isfinite(kb)][0] >> 40)
+        r["gather"] = f(K.gather_prefix)(kb, wb, key, 40, 1)
+        r["counts"] = f(K._prefix_counts)(kbits, key, 40, 1)
+        return r
+
+    def flat(v):
+        return [np.asarray(x) for x in (v if isinstance(v, tuple) else (v,))]
+
+    par = calls(lambda k: k.parallel)
+    ser = calls(lambda k: k.serial)
+    auto = calls(lambda k: k)
+    for key in par:
+        for a, b, c in zip(flat(par[key]), flat(ser[key]), flat(auto[key])):
+            np.testing.assert_array_equal(a, b, err_msg=key)
+            np.testing.assert_array_equal(a, c, err_msg=key)
+    t_ser = K.line_search(y, cw, out_b, out_d, 2.0, -5.0, 1, np.empty(n), np.empty(n))
+    t_par = K.line_search(y, cw, out_b, out_d, 2.0, -5.0, 2, np.empty(n), np.empty(n))
+    # the same minimiser up to the order of the blocks' partial sums
+    assert t_ser[1] == t_par[1]
+    assert t_ser[0] == pytest.approx(t_par[0], rel=1e-12)
