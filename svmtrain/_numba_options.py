@@ -27,7 +27,7 @@ PARALLEL_MIN_NNZ = 1 << 16      # stored values of a CSR pass
 PARALLEL_MIN_WORK = 1 << 21     # multiply-adds (or output entries) of a dense pass
 
 
-def serial_twin(kernel):
+def serial_twin(kernel, replace=None):
     """The same source as the parallel numba ``kernel``, compiled without
     ``parallel`` (its prange loops run as plain loops) and cached under its
     own name (``<name>_serial``, so the two never share a cache entry).
@@ -36,14 +36,16 @@ def serial_twin(kernel):
     twin computes exactly what the kernel computes with the same ``nb``:
     callers use it when ``nb == 1``, where a parallel region has nothing
     to share out, and a run on one block then compiles no parallel code.
-    The kernel's calls to other numba functions are the same in the twin,
-    so those must not be parallel kernels themselves.
+    The twin calls the same numba functions as the kernel, except those
+    named in ``replace`` ({global name: function}, e.g. their own serial
+    twins): a twin must call no parallel kernel.
     """
     import types
 
     from numba import njit
     f = kernel.py_func
-    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_serial", f.__defaults__, f.__closure__)
+    env = f.__globals__ if not replace else dict(f.__globals__, **replace)
+    g = types.FunctionType(f.__code__, env, f.__name__ + "_serial", f.__defaults__, f.__closure__)
     g.__qualname__ = f.__qualname__ + "_serial"
     g.__module__ = f.__module__
     g.__doc__ = f.__doc__
@@ -69,3 +71,25 @@ def by_blocks(kernel, nb_arg):
     run.parallel = kernel
     run.serial = serial
     return run
+
+
+def by_size(kernel, serial, use_parallel):
+    """A Python function calling the parallel numba ``kernel`` when
+    ``use_parallel(args)`` is true and ``serial`` (its serial twin, the
+    same results) otherwise; ``.parallel`` and ``.serial`` are the two."""
+    def run(*args):
+        return (kernel if use_parallel(args) else serial)(*args)
+
+    run.__name__ = kernel.py_func.__name__
+    run.__qualname__ = kernel.py_func.__qualname__
+    run.__module__ = kernel.py_func.__module__
+    run.__doc__ = kernel.py_func.__doc__
+    run.parallel = kernel
+    run.serial = serial
+    return run
+
+
+def arg_index(kernel, name):
+    """The position of argument ``name`` of a numba kernel."""
+    import inspect
+    return list(inspect.signature(kernel.py_func).parameters).index(name)

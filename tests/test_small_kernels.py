@@ -272,3 +272,27 @@ def test_ocas_serial_twins_equal_the_parallel_kernels_on_one_block():
     # the same minimiser up to the order of the blocks' partial sums
     assert t_ser[1] == t_par[1]
     assert t_ser[0] == pytest.approx(t_par[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{"solver": "sbp"}, {"solver": "pegasos", "kernel_type": 2, "epochs": 3},
+                                {"solver": "asset", "dim": 64, "epochs": 2},
+                                {"solver": "asset", "approx": "fourier", "dim": 64, "epochs": 2}])
+def test_training_is_the_same_with_serial_and_parallel_twins(kw, monkeypatch):
+    """Small data takes the serial twins; forcing the parallel ones (size
+    thresholds 0) gives the same model, number for number."""
+    from svmtrain import _numba_options as opts
+    from svmtrain.params import TrainParams
+    from svmtrain.training import train
+    X = read_libsvm(bundled("heart_scale.xz"))
+
+    def model_numbers():
+        m = train(X, TrainParams(**kw))
+        return [np.asarray(s, np.float64) for _, s in m.file_sections() if isinstance(s, np.ndarray)]
+
+    serial = model_numbers()
+    monkeypatch.setattr(opts, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(opts, "PARALLEL_MIN_NNZ", 0)
+    parallel = model_numbers()
+    assert len(serial) == len(parallel) > 0
+    for a, b in zip(serial, parallel):
+        np.testing.assert_array_equal(a, b)
