@@ -27,6 +27,30 @@ PARALLEL_MIN_NNZ = 1 << 16      # stored values of a CSR pass
 PARALLEL_MIN_WORK = 1 << 21     # multiply-adds (or output entries) of a dense pass
 
 
+def twin(kernel, suffix, replace=None, parallel=None):
+    """The same source as the numba ``kernel``, compiled as a separate
+    function ``<name><suffix>`` (its own cache entry) whose global names
+    listed in ``replace`` ({name: value}) are bound to other values (other
+    numba functions, or constants numba then folds); ``parallel`` (when not
+    None) replaces the kernel's option. Compiling the twin compiles only
+    what its own code reaches."""
+    import types
+
+    from numba import njit
+    f = kernel.py_func
+    env = f.__globals__ if not replace else dict(f.__globals__, **replace)
+    g = types.FunctionType(f.__code__, env, f.__name__ + suffix, f.__defaults__, f.__closure__)
+    g.__qualname__ = f.__qualname__ + suffix
+    g.__module__ = f.__module__
+    g.__doc__ = f.__doc__
+    opts = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
+    if parallel is None and "parallel" in kernel.targetoptions:
+        opts["parallel"] = kernel.targetoptions["parallel"]
+    elif parallel:
+        opts["parallel"] = parallel
+    return njit(cache=True, **opts)(g)
+
+
 def serial_twin(kernel, replace=None):
     """The same source as the parallel numba ``kernel``, compiled without
     ``parallel`` (its prange loops run as plain loops) and cached under its
@@ -40,17 +64,7 @@ def serial_twin(kernel, replace=None):
     named in ``replace`` ({global name: function}, e.g. their own serial
     twins): a twin must call no parallel kernel.
     """
-    import types
-
-    from numba import njit
-    f = kernel.py_func
-    env = f.__globals__ if not replace else dict(f.__globals__, **replace)
-    g = types.FunctionType(f.__code__, env, f.__name__ + "_serial", f.__defaults__, f.__closure__)
-    g.__qualname__ = f.__qualname__ + "_serial"
-    g.__module__ = f.__module__
-    g.__doc__ = f.__doc__
-    opts = {k: v for k, v in kernel.targetoptions.items() if k not in ("parallel", "nopython")}
-    return njit(cache=True, **opts)(g)
+    return twin(kernel, "_serial", replace, parallel=False)
 
 
 def by_blocks(kernel, nb_arg):

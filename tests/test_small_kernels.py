@@ -296,3 +296,30 @@ def test_training_is_the_same_with_serial_and_parallel_twins(kw, monkeypatch):
     assert len(serial) == len(parallel) > 0
     for a, b in zip(serial, parallel):
         np.testing.assert_array_equal(a, b)
+
+
+def test_reader_switches_to_the_sorting_parser_mid_range():
+    """Rows before the first out-of-order row go through the non-sorting twin
+    (parse_lines_presorted), the rest through parse_lines; the result is the
+    plain-Python reference's, slow numbers and errors included."""
+    import sys
+    sys.path.insert(0, str(bundled("").parent.parent / "tests"))
+    from naive_reader import NaiveError, naive_parse
+    from svmtrain.errors import InputFormatError
+    from svmtrain.io.reader import parse_bytes
+    text = (b"1 1:0.5 4:1.00000000000000000001\n"
+            b"-1 2:1 3:2\n"
+            b"1 7:1 2:0.30000000000000004441 5:3\n"          # the first row out of order
+            b"2 1:1e-320 9:9\n"
+            b"-1 8:8 3:3 1:123456789012345678901\n")
+    c = parse_bytes(text)
+    labels, indptr, indices, values, qid = naive_parse(text)
+    np.testing.assert_array_equal(c.labels, labels)
+    np.testing.assert_array_equal(c.indptr, indptr)
+    np.testing.assert_array_equal(c.indices, indices)
+    np.testing.assert_array_equal(c.values, values)
+    bad = text + b"1 6:1 2:2 6:3\n"                           # duplicate found by the sort
+    with pytest.raises(NaiveError):
+        naive_parse(bad)
+    with pytest.raises(InputFormatError, match=r":6: duplicate feature index 6"):
+        parse_bytes(bad)

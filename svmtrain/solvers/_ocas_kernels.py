@@ -27,7 +27,10 @@ block order. No kernel uses fastmath: reassociated reductions would
 vectorise differently with the arrays' alignment, and the cutting-plane
 path amplifies such last-bit differences (a run could then differ from
 the same run in another process). So the result depends on ``nb`` only,
-never on the thread schedule or the memory layout.
+never on the thread schedule or the memory layout. Each such kernel is
+called through ``_numba_options.by_blocks``: with ``nb == 1`` (small data,
+``--threads 1``) its serial twin runs, the same code compiled without
+``parallel``, so those runs compile no parallel code.
 """
 import numpy as np
 from numba import njit, prange
