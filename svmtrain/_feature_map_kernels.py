@@ -20,8 +20,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from . import _numba_options as _opts
 from ._numba_options import PRANGE
-
 from .kernels import kernel_from_dot
 
 ROWS_PER_TASK = 64
@@ -42,33 +42,84 @@ def fast_cos(x):
     return C0 + z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * (C6 + z * (C7 + z * (C8 + z * C9))))))))
 
 
-@njit(cache=True, nogil=True, parallel=PRANGE)
-def fourier_rows(indptr, indices, values, rows, omega, phases, scale, out):
-    """out[r, :] = z(x_{rows[r]}) for every r; see the module docstring."""
-    n = rows.shape[0]
+@njit(cache=True, nogil=True)
+def _fourier_range(indptr, indices, values, rows, omega, phases, scale, out, lo, hi, acc):
+    """fourier_rows for lo <= r < hi; ``acc`` is float64[D] scratch."""
     n_features = omega.shape[0]
     D = omega.shape[1]
-    n_tasks = (n + ROWS_PER_TASK - 1) // ROWS_PER_TASK
-    for task in prange(n_tasks):
+    for r in range(lo, hi):
+        i = rows[r]
+        for c in range(D):
+            acc[c] = phases[c]
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            if j < n_features:
+                v = values[p]
+                for c in range(D):
+                    acc[c] += v * omega[j, c]
+        for c in range(D):
+            out[r, c] = scale * fast_cos(acc[c])
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def fourier_rows_parallel(indptr, indices, values, rows, omega, phases, scale, out):
+    """fourier_rows in parallel over tasks of ROWS_PER_TASK rows."""
+    n = rows.shape[0]
+    D = omega.shape[1]
+    for task in prange((n + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
         acc = np.empty(D, np.float64)
         lo = task * ROWS_PER_TASK
-        hi = min(n, lo + ROWS_PER_TASK)
-        for r in range(lo, hi):
-            i = rows[r]
-            for c in range(D):
-                acc[c] = phases[c]
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                if j < n_features:
-                    v = values[p]
-                    for c in range(D):
-                        acc[c] += v * omega[j, c]
-            for c in range(D):
-                out[r, c] = scale * fast_cos(acc[c])
+        _fourier_range(indptr, indices, values, rows, omega, phases, scale, out, lo, min(n, lo + ROWS_PER_TASK),
+                       acc)
     return out
 
 
+def fourier_rows(indptr, indices, values, rows, omega, phases, scale, out):
+    """out[r, :] = z(x_{rows[r]}) for every r; see the module docstring.
+    In parallel from PARALLEL_MIN_WORK output entries on (the same numbers
+    either way). Returns out."""
+    n = rows.shape[0]
+    if n * omega.shape[1] >= _opts.PARALLEL_MIN_WORK:
+        return fourier_rows_parallel(indptr, indices, values, rows, omega, phases, scale, out)
+    _fourier_range(indptr, indices, values, rows, omega, phases, scale, out, 0, n,
+                   np.empty(omega.shape[1], np.float64))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _landmark_range(indptr, indices, values, rows, F_ptr, F_landmark, F_values, L_sq,
+                    code, gamma, degree, coef0, out, lo, hi):
+    """landmark_kernel_rows for lo <= r < hi."""
+    s = out.shape[1]
+    n_features = F_ptr.shape[0] - 1
+    for r in range(lo, hi):
+        i = rows[r]
+        for c in range(s):
+            out[r, c] = 0.0
+        sq = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            v = values[p]
+            sq += v * v
+            j = indices[p]
+            if j < n_features:
+                for q in range(F_ptr[j], F_ptr[j + 1]):
+                    out[r, F_landmark[q]] += v * F_values[q]
+        for c in range(s):
+            out[r, c] = kernel_from_dot(out[r, c], sq, L_sq[c], code, gamma, degree, coef0)
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
+def landmark_kernel_rows_parallel(indptr, indices, values, rows, F_ptr, F_landmark, F_values, L_sq,
+                                  code, gamma, degree, coef0, out):
+    """landmark_kernel_rows in parallel over tasks of ROWS_PER_TASK rows."""
+    n = rows.shape[0]
+    for task in prange((n + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
+        lo = task * ROWS_PER_TASK
+        _landmark_range(indptr, indices, values, rows, F_ptr, F_landmark, F_values, L_sq,
+                        code, gamma, degree, coef0, out, lo, min(n, lo + ROWS_PER_TASK))
+    return out
+
+
 def landmark_kernel_rows(indptr, indices, values, rows, F_ptr, F_landmark, F_values, L_sq,
                          code, gamma, degree, coef0, out):
     """out[r, c] = K(x_{rows[r]}, landmark c) from sparse rows and the
@@ -81,26 +132,13 @@ def landmark_kernel_rows(indptr, indices, values, rows, F_ptr, F_landmark, F_val
     landmarks having them), no dense copy of the landmarks; the sums run in
     the order of ``kernels._block``'s. |x|^2 counts every stored value of
     the row, as ``kernels.sq_norms``. The streamed Nystrom map uses it.
+    In parallel from PARALLEL_MIN_WORK output entries on (the same numbers
+    either way). Returns out.
     """
     n = rows.shape[0]
-    s = out.shape[1]
-    n_features = F_ptr.shape[0] - 1
-    n_tasks = (n + ROWS_PER_TASK - 1) // ROWS_PER_TASK
-    for task in prange(n_tasks):
-        lo = task * ROWS_PER_TASK
-        hi = min(n, lo + ROWS_PER_TASK)
-        for r in range(lo, hi):
-            i = rows[r]
-            for c in range(s):
-                out[r, c] = 0.0
-            sq = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                v = values[p]
-                sq += v * v
-                j = indices[p]
-                if j < n_features:
-                    for q in range(F_ptr[j], F_ptr[j + 1]):
-                        out[r, F_landmark[q]] += v * F_values[q]
-            for c in range(s):
-                out[r, c] = kernel_from_dot(out[r, c], sq, L_sq[c], code, gamma, degree, coef0)
+    if n * out.shape[1] >= _opts.PARALLEL_MIN_WORK:
+        return landmark_kernel_rows_parallel(indptr, indices, values, rows, F_ptr, F_landmark, F_values, L_sq,
+                                             code, gamma, degree, coef0, out)
+    _landmark_range(indptr, indices, values, rows, F_ptr, F_landmark, F_values, L_sq,
+                    code, gamma, degree, coef0, out, 0, n)
     return out

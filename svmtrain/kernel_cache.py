@@ -21,8 +21,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._numba_options import PRANGE
-
+from ._numba_options import PRANGE, serial_twin
 from .kernels import RBF, densify_rows, kernel_from_dot, sq_norms
 
 # rows of the data are processed in blocks of this many per thread task
@@ -180,6 +179,13 @@ def fetch(js, indptr, indices, values, sq, code, gamma, degree, coef0, squarings
         rows_into(indptr, indices, values, sq, D, sq_b, n_miss, code, gamma, degree, coef0, squarings,
                   M, miss_slots[:n_miss])
     return n_miss
+
+
+# Serial twins (svmtrain._numba_options.serial_twin): the solvers' step loops
+# run them on data of fewer than PARALLEL_MIN_NNZ stored values, where the
+# row blocks of rows_into are few and small; the same numbers either way.
+rows_into_serial = serial_twin(rows_into)
+fetch_serial = serial_twin(fetch, {"rows_into": rows_into_serial})
 
 
 class KernelCache:

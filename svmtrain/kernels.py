@@ -14,9 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from . import _numba_options as _opts
 from ._numba_options import PRANGE
 
 LINEAR, POLYNOMIAL, RBF, SIGMOID = 0, 1, 2, 3
+ROWS_PER_TASK = 64      # rows per parallel task of the kernel matrix
 NAMES = {LINEAR: "linear", POLYNOMIAL: "polynomial", RBF: "rbf", SIGMOID: "sigmoid"}
 CODES = {v: k for k, v in NAMES.items()}
 # dense scratch for the rows of a block is kept under this many bytes
@@ -84,12 +86,12 @@ def densify_rows(indptr, indices, values, rows, n_features, dense):
                 dense[j, c] = values[p]
 
 
-@njit(cache=True, nogil=True, parallel=PRANGE)
-def _block(indptr, indices, values, sq, dense, sq_cols, n_features, code, gamma, degree, coef0, out):
-    """out[i, c] = K(x_i, column c of dense) for every CSR row i."""
-    n = indptr.shape[0] - 1
+@njit(cache=True, nogil=True)
+def _block_rows(indptr, indices, values, sq, dense, sq_cols, n_features, code, gamma, degree, coef0, out,
+                lo, hi):
+    """out[i, c] = K(x_i, column c of dense) for the CSR rows lo <= i < hi."""
     m = dense.shape[1]
-    for i in prange(n):
+    for i in range(lo, hi):
         for c in range(m):
             out[i, c] = 0.0
         for p in range(indptr[i], indptr[i + 1]):
@@ -100,6 +102,27 @@ def _block(indptr, indices, values, sq, dense, sq_cols, n_features, code, gamma,
                     out[i, c] += v * dense[j, c]
         for c in range(m):
             out[i, c] = kernel_from_dot(out[i, c], sq[i], sq_cols[c], code, gamma, degree, coef0)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def _block_parallel(indptr, indices, values, sq, dense, sq_cols, n_features, code, gamma, degree, coef0, out):
+    """_block_rows over every row, in parallel over blocks of ROWS_PER_TASK rows."""
+    n = indptr.shape[0] - 1
+    for t in prange((n + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
+        _block_rows(indptr, indices, values, sq, dense, sq_cols, n_features, code, gamma, degree, coef0, out,
+                    t * ROWS_PER_TASK, min(n, (t + 1) * ROWS_PER_TASK))
+    return out
+
+
+def _block(indptr, indices, values, sq, dense, sq_cols, n_features, code, gamma, degree, coef0, out):
+    """out[i, c] = K(x_i, column c of dense) for every CSR row i; in parallel
+    from PARALLEL_MIN_WORK multiply-adds on (the same numbers either way)."""
+    n = indptr.shape[0] - 1
+    if (indptr[n] - indptr[0] + n) * dense.shape[1] >= _opts.PARALLEL_MIN_WORK:
+        return _block_parallel(indptr, indices, values, sq, dense, sq_cols, n_features,
+                               code, gamma, degree, coef0, out)
+    _block_rows(indptr, indices, values, sq, dense, sq_cols, n_features, code, gamma, degree, coef0, out, 0, n)
+    return out
 
 
 def kernel_matrix(kernel, X, X_sq, Y, Y_sq, rows=None, out=None):

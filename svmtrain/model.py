@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
-from ._numba_options import PARALLEL_MIN_NNZ, PRANGE
+from . import _numba_options as _opts
+from ._numba_options import PRANGE
 
 
 class ScoredModel:
@@ -231,6 +232,6 @@ def _decision_values(indptr, indices, values, W, n_features, B, has_bias, b, out
     """out[i, c] = x_i . W[:, c] + B W[n_features, c] (with a bias) + b[c]
     (features >= n_features ignored; summed as :func:`_score_row` says); returns out. In parallel over rows
     from PARALLEL_MIN_NNZ stored values on (the same numbers either way)."""
-    if indptr[-1] - indptr[0] >= PARALLEL_MIN_NNZ:
+    if indptr[-1] - indptr[0] >= _opts.PARALLEL_MIN_NNZ:
         return _decision_values_parallel(indptr, indices, values, W, n_features, B, has_bias, b, out)
     return _decision_values_serial(indptr, indices, values, W, n_features, B, has_bias, b, out)

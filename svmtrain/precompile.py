@@ -117,8 +117,8 @@ def _train_and_score(chunk, tmp, **kw):
 def _reader(tmp):
     from .dataset import take_rows
     from .io.reader import iter_chunks, parse_bytes, read_libsvm
-    from .model import LinearModel, _decision_values_parallel
-    from .solvers._common import margins_parallel
+    from .model import LinearModel
+    from .solvers._common import margins
     chunk = _chunk()
     text = _text(chunk)
     # an unsorted row and a number that needs the exact conversion
@@ -132,12 +132,8 @@ def _reader(tmp):
             pass
     parse_bytes(text.encode())
     take_rows(data, np.arange(0, data.n_rows, 2))
-    # the parallel twins that only data of PARALLEL_MIN_NNZ values or more uses
     w = np.zeros(data.n_features + 1)
-    margins_parallel(data.indptr, data.indices, data.values, w, 1.0, 0.0, np.empty(data.n_rows))
-    for k in (1, 3):
-        _decision_values_parallel(data.indptr, data.indices, data.values, np.ones((data.n_features + 1, k)),
-                                  data.n_features, 1.0, True, np.zeros(k), np.empty((data.n_rows, k)))
+    margins(data.indptr, data.indices, data.values, w, 1.0, 0.0, np.empty(data.n_rows))
     d = data.n_features
     for bias in (-1.0, 1.0):
         for k in (1, 3):
@@ -174,10 +170,12 @@ def _ocas(tmp):
 
 
 def _sbp(tmp):
+    # (-T 2: a short run compiles the same kernels; the kernel type is a
+    # run-time argument of the same compiled code)
     chunk = _chunk()
-    for kw in ({}, {"unreg_bias": False}, {"kernel_type": 1}, {"holdout": 0.2}):
-        _train_and_score(chunk, tmp, solver="sbp", **kw)
-    _train_and_score(_chunk(n_classes=3), tmp, solver="sbp")
+    for kw in ({}, {"unreg_bias": False}, {"holdout": 0.2}):
+        _train_and_score(chunk, tmp, solver="sbp", epochs=2, **kw)
+    _train_and_score(_chunk(n_classes=3), tmp, solver="sbp", epochs=2)
 
 
 def _kernel_pegasos(tmp):
@@ -244,11 +242,24 @@ _RUN = {"reader": _reader, "dcd": _dcd, "pegasos": _pegasos, "ocas": _ocas, "sbp
 
 def run_group(name):
     """Run one group in this process (compiling and caching its kernels);
-    returns its wall seconds. Prints nothing."""
+    returns its wall seconds. Prints nothing.
+
+    The group's workload runs twice: as is (the tiny problems take the
+    serial twins of the kernels that have one) and with the size thresholds
+    of :mod:`svmtrain._numba_options` at 0 and ocas given more than one
+    block (the parallel twins, which real runs on larger data take)."""
+    from . import _numba_options as opts
+    from .solvers import ocas
     t0 = time.perf_counter()
+    saved = opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD
     with tempfile.TemporaryDirectory(prefix="svmtrain-precompile-") as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _RUN[name](tmp)
+        try:
+            for setting in (saved, (0, 0, 1)):
+                opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD = setting
+                _RUN[name](tmp)
+        finally:
+            opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD = saved
     return time.perf_counter() - t0
 
 

@@ -158,3 +158,168 @@ def test_decision_values_serial_equals_parallel_and_numpy(bias):
     np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
     model = LinearModel(labels=np.array([1.0, 2.0, 3.0]), W=W, n_features=d, bias=bias, b=b, solver="dcd")
     np.testing.assert_array_equal(model.decision_function(X), a)
+
+
+def test_dense_and_map_kernels_serial_equal_parallel(monkeypatch):
+    """Each kernel with a serial twin gives the same numbers with the
+    parallel twin (forced by thresholds of 0)."""
+    from svmtrain import _numba_options as opts
+    from svmtrain import kernels
+    from svmtrain._feature_map_kernels import fourier_rows, landmark_kernel_rows
+    from svmtrain.solvers import _asset_kernels as KA
+    rng = np.random.default_rng(5)
+    X = read_libsvm(bundled("heart_scale.xz"))
+    n, d = X.n_rows, X.n_features
+    F = rng.standard_normal((n, 40)).astype(np.float32)
+    w = rng.standard_normal(41)
+    rows = np.arange(n, dtype=np.int64)[::-1].copy()
+    omega = rng.standard_normal((d, 24))
+    phases = rng.uniform(0, 2 * np.pi, 24)
+    L = rng.standard_normal((d, 9))               # landmarks stored by feature (all features dense)
+    F_ptr = np.arange(0, d * 9 + 1, 9, dtype=np.int64)
+    F_landmark = np.tile(np.arange(9, dtype=np.int64), d)
+    F_values = L.ravel().copy()
+    L_sq = (L * L).sum(0)
+    sq = kernels.sq_norms(X.indptr, X.values)
+    dense = rng.standard_normal((d, 7))
+
+    def run():
+        out = {}
+        out["margins"] = KA.feature_margins(F, w, 0.5, 0.1, np.empty(n))
+        out["sqnorms"] = KA.row_sqnorms(F)
+        out["fourier32"] = fourier_rows(X.indptr, X.indices, X.values, rows, omega, phases, 0.3,
+                                        np.empty((n, 24), np.float32))
+        out["fourier64"] = fourier_rows(X.indptr, X.indices, X.values, rows, omega, phases, 0.3, np.empty((n, 24)))
+        out["landmarks"] = landmark_kernel_rows(X.indptr, X.indices, X.values, rows, F_ptr, F_landmark, F_values,
+                                                L_sq, kernels.RBF, 0.2, 3, 0.0, np.empty((n, 9)))
+        out["block"] = kernels._block(X.indptr, X.indices, X.values, sq, dense, (dense * dense).sum(0), d,
+                                      kernels.RBF, 0.2, 3, 0.0, np.empty((n, 7)))
+        return out
+
+    serial = run()
+    monkeypatch.setattr(opts, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(opts, "PARALLEL_MIN_NNZ", 0)
+    parallel = run()
+    for key in serial:
+        np.testing.assert_array_equal(serial[key], parallel[key], err_msg=key)
+    # and against NumPy
+    np.testing.assert_allclose(serial["margins"], F.astype(np.float64) @ w[:40] + 0.5 * w[40] + 0.1, rtol=1e-5)
+    np.testing.assert_allclose(serial["sqnorms"], (F.astype(np.float64) ** 2).sum(1), rtol=1e-5)
+    D = np.zeros((n, d))
+    for i in range(n):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        D[i, X.indices[lo:hi]] = X.values[lo:hi]
+    np.testing.assert_allclose(serial["fourier64"], 0.3 * np.cos(D[rows] @ omega + phases), atol=1e-8)
+    d2 = sq[rows][:, None] + L_sq[None, :] - 2 * D[rows] @ L
+    np.testing.assert_allclose(serial["landmarks"], np.exp(-0.2 * np.maximum(d2, 0)), rtol=1e-10, atol=1e-12)
+
+
+def test_ocas_serial_twins_equal_the_parallel_kernels_on_one_block():
+    """by_blocks runs a kernel's serial twin when nb == 1: the same numbers
+    as the parallel kernel with nb == 1 (and the dispatcher picks them)."""
+    from svmtrain.solvers import _ocas_kernels as K
+    rng = np.random.default_rng(7)
+    n, d = 300, 12
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    cw = rng.uniform(0.5, 2.0, n)
+    out_b = rng.standard_normal(n)
+    out_d = rng.standard_normal(n)
+    prev = (rng.random(n) < 0.3).astype(np.int8)
+    A = rng.standard_normal((5, d))
+    alpha = np.array([0.2, 0.0, 0.5, 0.1, 0.0])
+    X = read_libsvm(bundled("heart_scale.xz"))
+    Xy = np.where(X.labels > 0, 1.0, -1.0)
+    Xcw = np.ones(X.n_rows)
+    Xviol = (rng.random(X.n_rows) < 0.4).astype(np.int8)
+    Xprev = np.zeros(X.n_rows, np.int8)
+    dd = X.n_features + 1
+
+    def calls(f):
+        """Each kernel's results (f picks the kernel variant); inputs copied."""
+        r = {}
+        ob, viol = out_b.copy(), np.zeros(n, np.int8)
+        r["update"] = (f(K.update_outputs)(y, cw, ob, out_d, 0.3, 0.1, viol, prev, 1), ob, viol)
+        r["loss"] = f(K.loss_at)(y, cw, out_b, out_d, 0.7, 1)
+        r["scatter"] = f(K.scatter_cut)(X.indptr, X.indices, X.values, 1.0, Xy, Xcw, Xviol, Xprev, False, 1,
+                                        np.empty((1, 1)), np.zeros(dd))
+        AA, out = A.copy(), np.zeros(5)
+        r["gram"] = (f(K.gram_row)(AA, 5, 2, A[4].copy(), 1, out), AA, out)
+        w = A[0].copy()
+        r["axpy"] = (f(K.axpy_sqnorm)(w, 0.5, A[1], 1), w)
+        wc, wd = np.empty(d), np.empty(d)
+        r["combine"] = (f(K.combine_cuts)(A, alpha, 5, A[3], wc, wd, 1), wc, wd)
+        kb, wb = np.empty(n), np.empty(n)
+        r["breakpoints"] = (f(K.breakpoints)(y, cw, out_b, out_d, -5.0, 1, kb, wb), kb, wb)
+        kbits = kb.view(np.int64)
+        r["hist"] = f(K._prefix_hist)(kbits, wb, 0, 64, 52, 2048, 1)
+        key = int(kbits[np.isfinite(kb)][0] >> 40)
+        r["gather"] = f(K.gather_prefix)(kb, wb, key, 40, 1)
+        r["counts"] = f(K._prefix_counts)(kbits, key, 40, 1)
+        return r
+
+    def flat(v):
+        return [np.asarray(x) for x in (v if isinstance(v, tuple) else (v,))]
+
+    par = calls(lambda k: k.parallel)
+    ser = calls(lambda k: k.serial)
+    auto = calls(lambda k: k)
+    for key in par:
+        for a, b, c in zip(flat(par[key]), flat(ser[key]), flat(auto[key])):
+            np.testing.assert_array_equal(a, b, err_msg=key)
+            np.testing.assert_array_equal(a, c, err_msg=key)
+    t_ser = K.line_search(y, cw, out_b, out_d, 2.0, -5.0, 1, np.empty(n), np.empty(n))
+    t_par = K.line_search(y, cw, out_b, out_d, 2.0, -5.0, 2, np.empty(n), np.empty(n))
+    # the same minimiser up to the order of the blocks' partial sums
+    assert t_ser[1] == t_par[1]
+    assert t_ser[0] == pytest.approx(t_par[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{"solver": "sbp"}, {"solver": "pegasos", "kernel_type": 2, "epochs": 3},
+                                {"solver": "asset", "dim": 64, "epochs": 2},
+                                {"solver": "asset", "approx": "fourier", "dim": 64, "epochs": 2}])
+def test_training_is_the_same_with_serial_and_parallel_twins(kw, monkeypatch):
+    """Small data takes the serial twins; forcing the parallel ones (size
+    thresholds 0) gives the same model, number for number."""
+    from svmtrain import _numba_options as opts
+    from svmtrain.params import TrainParams
+    from svmtrain.training import train
+    X = read_libsvm(bundled("heart_scale.xz"))
+
+    def model_numbers():
+        m = train(X, TrainParams(**kw))
+        return [np.asarray(s, np.float64) for _, s in m.file_sections() if isinstance(s, np.ndarray)]
+
+    serial = model_numbers()
+    monkeypatch.setattr(opts, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(opts, "PARALLEL_MIN_NNZ", 0)
+    parallel = model_numbers()
+    assert len(serial) == len(parallel) > 0
+    for a, b in zip(serial, parallel):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_reader_switches_to_the_sorting_parser_mid_range():
+    """Rows before the first out-of-order row go through the non-sorting twin
+    (parse_lines_presorted), the rest through parse_lines; the result is the
+    plain-Python reference's, slow numbers and errors included."""
+    import sys
+    sys.path.insert(0, str(bundled("").parent.parent / "tests"))
+    from naive_reader import NaiveError, naive_parse
+    from svmtrain.errors import InputFormatError
+    from svmtrain.io.reader import parse_bytes
+    text = (b"1 1:0.5 4:1.00000000000000000001\n"
+            b"-1 2:1 3:2\n"
+            b"1 7:1 2:0.30000000000000004441 5:3\n"          # the first row out of order
+            b"2 1:1e-320 9:9\n"
+            b"-1 8:8 3:3 1:123456789012345678901\n")
+    c = parse_bytes(text)
+    labels, indptr, indices, values, qid = naive_parse(text)
+    np.testing.assert_array_equal(c.labels, labels)
+    np.testing.assert_array_equal(c.indptr, indptr)
+    np.testing.assert_array_equal(c.indices, indices)
+    np.testing.assert_array_equal(c.values, values)
+    bad = text + b"1 6:1 2:2 6:3\n"                           # duplicate found by the sort
+    with pytest.raises(NaiveError):
+        naive_parse(bad)
+    with pytest.raises(InputFormatError, match=r":6: duplicate feature index 6"):
+        parse_bytes(bad)

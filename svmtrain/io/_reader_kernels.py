@@ -39,6 +39,7 @@ grows the arrays and resumes at the same line.
 import numpy as np
 from numba import njit
 
+from .._numba_options import twin
 from .._sort_kernels import argsort_range
 
 # Error codes (the caller turns them into messages).
@@ -114,6 +115,13 @@ DONE = 0
 NEED_ROWS = -1
 NEED_NNZ = -2
 NEED_SLOW = -3
+NEED_SORT = -4   # (parse_lines_presorted only) a row is out of order: go on with parse_lines
+
+# parse_lines sorts a row whose indices are out of order; its twin
+# parse_lines_presorted (the same code with _SORTS False, see the end of the
+# module) stops there with NEED_SORT instead and so compiles no sort: files
+# whose rows are sorted, the common case, never compile the sorting code.
+_SORTS = True
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -138,7 +146,8 @@ def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
     Returns (status, i, line, row, z, n_slow, n_text, err_pos, err_aux).
     status DONE: all parsed. NEED_ROWS / NEED_NNZ / NEED_SLOW: the row at
     ``i`` did not fit (it was rolled back): grow those arrays and call again
-    from ``i``. A positive status is an error code: ``err_pos`` is the byte
+    from ``i``. NEED_SORT (parse_lines_presorted only): the row at ``i`` is
+    out of order (rolled back): call parse_lines from ``i``. A positive status is an error code: ``err_pos`` is the byte
     offset of the offending token (of the line, for a duplicate found after
     sorting a row), ``err_aux`` a number for the message; the rows before
     the bad line are complete and valid, the bad row is rolled back.
@@ -400,7 +409,9 @@ def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
             values[np.uint64(z)] = v
             z += 1
         # ---------------------------------------------------- end of the row
-        if err == DONE and not ordered:
+        if err == DONE and not ordered and not _SORTS:
+            err = NEED_SORT
+        elif err == DONE and not ordered:
             perm = _sort_row(indices, values, row_z, z)
             for p in range(row_z + 1, z):
                 if indices[p] == indices[p - 1]:
@@ -431,3 +442,12 @@ def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
         line += 1
         i += 1  # the '\n'
     return err, i, line, row, z, n_slow, n_text, err_pos, err_aux
+
+
+@njit(cache=True, nogil=True)
+def _no_sort(indices, values, lo, hi):
+    return np.empty(0, np.int64)
+
+
+# parse_lines without the sorting of out-of-order rows (NEED_SORT instead)
+parse_lines_presorted = twin(parse_lines, "_presorted", {"_SORTS": False, "_sort_row": _no_sort})

@@ -383,11 +383,14 @@ def parse_range(buf, start, end, out=None):
     o = _Out(end - start) if out is None else out
     o.indptr[0] = 0
     i, line, row, z, n_slow, n_text = start, 0, 0, 0, 0, 0
+    parse = K.parse_lines_presorted     # until a row needs sorting (then K.parse_lines)
     while True:
-        (err, i, line, row, z, n_slow, n_text, err_pos, err_aux) = K.parse_lines(
+        (err, i, line, row, z, n_slow, n_text, err_pos, err_aux) = parse(
             arr, i, end, line, row, z, n_slow, n_text,
             o.labels, o.qid, o.rowline, o.indptr, o.indices, o.values, o.slow_slot, o.slow_text)
-        if err == K.NEED_ROWS:
+        if err == K.NEED_SORT:
+            parse = K.parse_lines
+        elif err == K.NEED_ROWS:
             o.labels, o.qid, o.rowline = _grown(o.labels, row), _grown(o.qid, row), _grown(o.rowline, row)
             o.indptr = _grown(o.indptr, row + 1)
         elif err == K.NEED_NNZ:

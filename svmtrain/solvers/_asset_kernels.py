@@ -33,11 +33,13 @@ result depends on the summation order only at rounding level.
 import numpy as np
 from numba import njit, prange
 
+from .. import _numba_options as _opts
 from .._numba_options import PRANGE
 
 SCALE, NU, BIAS, AVG_A, ETA_SUM, B_SUM = 0, 1, 2, 3, 4, 5
 RESCALE_BELOW = 1e-6
 FASTMATH = {"reassoc", "contract"}
+ROWS_PER_TASK = 64        # rows per parallel task of feature_margins / row_sqnorms
 
 
 def new_state():
@@ -137,16 +139,34 @@ def asset_steps(F, pos, y, cost, k, t0, lam, Bc, has_b, b_box, step0, strong, av
     return n_steps
 
 
-@njit(cache=True, nogil=True, parallel=PRANGE, fastmath=FASTMATH)
-def feature_margins(F, w, Bc, b, out):
-    """out[r] = F[r].w[:d] + Bc w[d] + b for every row (in parallel)."""
-    n, d = F.shape
-    c0 = Bc * w[d] + b
-    for r in prange(n):
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def _margins_range(F, w, c0, out, lo, hi):
+    d = F.shape[1]
+    for r in range(lo, hi):
         s = c0
         for q in range(d):
             s += F[r, q] * w[q]
         out[r] = s
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def feature_margins_parallel(F, w, Bc, b, out):
+    """feature_margins in parallel over blocks of ROWS_PER_TASK rows."""
+    n, d = F.shape
+    c0 = Bc * w[d] + b
+    for t in prange((n + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
+        _margins_range(F, w, c0, out, t * ROWS_PER_TASK, min(n, (t + 1) * ROWS_PER_TASK))
+    return out
+
+
+def feature_margins(F, w, Bc, b, out):
+    """out[r] = F[r].w[:d] + Bc w[d] + b for every row; returns out. In
+    parallel from PARALLEL_MIN_WORK entries of F on (each row's sum is
+    computed by the same code either way)."""
+    n, d = F.shape
+    if n * d >= _opts.PARALLEL_MIN_WORK:
+        return feature_margins_parallel(F, w, Bc, b, out)
+    _margins_range(F, w, Bc * w[d] + b, out, 0, n)
     return out
 
 
@@ -161,15 +181,32 @@ def hinge_sum(y, cost, scores):
     return s
 
 
-@njit(cache=True, nogil=True, parallel=PRANGE, fastmath=FASTMATH)
-def row_sqnorms(F):
-    """|F[r]|^2 for every row."""
-    n, d = F.shape
-    out = np.empty(n)
-    for r in prange(n):
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def _sqnorms_range(F, out, lo, hi):
+    d = F.shape[1]
+    for r in range(lo, hi):
         s = 0.0
         for q in range(d):
             x = F[r, q]
             s += x * x
         out[r] = s
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def row_sqnorms_parallel(F, out):
+    """row_sqnorms in parallel over blocks of ROWS_PER_TASK rows."""
+    n = F.shape[0]
+    for t in prange((n + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
+        _sqnorms_range(F, out, t * ROWS_PER_TASK, min(n, (t + 1) * ROWS_PER_TASK))
+    return out
+
+
+def row_sqnorms(F):
+    """|F[r]|^2 for every row (float64[n]). In parallel from
+    PARALLEL_MIN_WORK entries of F on (the same numbers either way)."""
+    n, d = F.shape
+    out = np.empty(n)
+    if n * d >= _opts.PARALLEL_MIN_WORK:
+        return row_sqnorms_parallel(F, out)
+    _sqnorms_range(F, out, 0, n)
     return out

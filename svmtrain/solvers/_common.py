@@ -8,7 +8,8 @@ indices int32, values float64) and a weight vector ``w`` of length
 import numpy as np
 from numba import njit, prange
 
-from .._numba_options import PARALLEL_MIN_NNZ, PRANGE
+from .. import _numba_options as _opts
+from .._numba_options import PRANGE
 
 LOSS_HINGE = 0
 LOSS_SQUARED_HINGE = 1
@@ -74,7 +75,7 @@ def margins(indptr, indices, values, w, B, b, out):
     """out[i] = x_i . w + b for every row; returns out. In parallel over
     rows when there are at least PARALLEL_MIN_NNZ stored values (each row's
     sum is the same either way)."""
-    if indptr[-1] - indptr[0] >= PARALLEL_MIN_NNZ:
+    if indptr[-1] - indptr[0] >= _opts.PARALLEL_MIN_NNZ:
         return margins_parallel(indptr, indices, values, w, B, b, out)
     return margins_serial(indptr, indices, values, w, B, b, out)
 

@@ -24,7 +24,9 @@ State vector (float64): s, |w|^2, b, Omega, n_avg, b_sum.
 import numpy as np
 from numba import njit
 
-from ..kernel_cache import fetch
+from .. import _numba_options as _opts
+from .._numba_options import arg_index, by_size, serial_twin
+from ..kernel_cache import fetch, fetch_serial
 
 S_SCALE, S_NORM2, S_BIAS, S_OMEGA, S_NAVG, S_BSUM = range(6)
 STATE_SIZE = 6
@@ -32,7 +34,7 @@ FOLD_BELOW = 1e-3
 
 
 @njit(cache=True, nogil=True)
-def kpegasos_steps(draws, t0, lam, unreg_bias, avg_start, fold_below, y, v, beta, r, rbeta, acc_v, acc_beta, state,
+def kpegasos_steps_kernel(draws, t0, lam, unreg_bias, avg_start, fold_below, y, v, beta, r, rbeta, acc_v, acc_beta, state,
                    indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
                    M, slot_of, owner, stamp, cstate, D, miss_rows, miss_slots):
     """Run draws.shape[0] steps numbered t0+1, ...; draws[s] are the k rows of step s.
@@ -132,6 +134,14 @@ def kpegasos_steps(draws, t0, lam, unreg_bias, avg_start, fold_below, y, v, beta
             state[S_NAVG] += 1.0
             state[S_BSUM] += b
     return rows_used
+
+
+# kpegasos_steps: the serial twin (no parallel code compiled or run) on data
+# of fewer than PARALLEL_MIN_NNZ stored values; the same numbers either way
+_INDPTR = arg_index(kpegasos_steps_kernel, "indptr")
+kpegasos_steps = by_size(kpegasos_steps_kernel,
+                         serial_twin(kpegasos_steps_kernel, {"fetch": fetch_serial}),
+                         lambda args: args[_INDPTR][-1] >= _opts.PARALLEL_MIN_NNZ)
 
 
 @njit(cache=True, nogil=True)

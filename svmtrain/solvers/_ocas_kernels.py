@@ -27,12 +27,15 @@ block order. No kernel uses fastmath: reassociated reductions would
 vectorise differently with the arrays' alignment, and the cutting-plane
 path amplifies such last-bit differences (a run could then differ from
 the same run in another process). So the result depends on ``nb`` only,
-never on the thread schedule or the memory layout.
+never on the thread schedule or the memory layout. Each such kernel is
+called through ``_numba_options.by_blocks``: with ``nb == 1`` (small data,
+``--threads 1``) its serial twin runs, the same code compiled without
+``parallel``, so those runs compile no parallel code.
 """
 import numpy as np
 from numba import njit, prange
 
-from .._numba_options import PRANGE
+from .._numba_options import PRANGE, by_blocks
 
 from .._linalg_kernels import lu_solve
 from .._sort_kernels import argsort_range
@@ -69,7 +72,7 @@ def _dot(x, y, lo, hi):
 # violators of the next cut point and their summary.
 # ---------------------------------------------------------------------------
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def update_outputs(y, cw, out_b, out_d, t, mu, viol, prev, nb):
+def update_outputs_kernel(y, cw, out_b, out_d, t, mu, viol, prev, nb):
     """Move w_b to w_b + t d (d = w_c - w_b) and classify the next cut point.
 
     ``out_b`` (outputs of w_b) becomes ``out_b + t out_d`` in place, where
@@ -126,8 +129,11 @@ def update_outputs(y, cw, out_b, out_d, t, mu, viol, prev, nb):
     return loss, nerr, nv, bsum, nch
 
 
+update_outputs = by_blocks(update_outputs_kernel, 8)
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def loss_at(y, cw, out_b, out_d, t, nb):
+def loss_at_kernel(y, cw, out_b, out_d, t, nb):
     """sum_i c_i max(0, 1 - y_i (out_b_i + t out_d_i))."""
     n = y.shape[0]
     part = np.zeros(nb)
@@ -144,11 +150,14 @@ def loss_at(y, cw, out_b, out_d, t, nb):
     return s
 
 
+loss_at = by_blocks(loss_at_kernel, 5)
+
+
 # ---------------------------------------------------------------------------
 # The new cut: a = sum_i coef_i x_i over the rows with coef_i != 0.
 # ---------------------------------------------------------------------------
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def scatter_cut(indptr, indices, values, B, y, cw, viol, prev, delta, nb, buf, out):
+def scatter_cut_kernel(indptr, indices, values, B, y, cw, viol, prev, delta, nb, buf, out):
     """out += sum_i coef_i x_i (the constant feature B included), where
     coef_i = c_i y_i viol_i (``delta`` false: the full cut) or
     coef_i = c_i y_i (viol_i - prev_i) (``delta`` true: the change from the
@@ -190,11 +199,14 @@ def scatter_cut(indptr, indices, values, B, y, cw, viol, prev, delta, nb, buf, o
     return out
 
 
+scatter_cut = by_blocks(scatter_cut_kernel, 9)
+
+
 # ---------------------------------------------------------------------------
 # Cut buffer: Gram row of a new cut, and w_c = sum alpha_j a_j.
 # ---------------------------------------------------------------------------
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def gram_row(A, k, slot, a, nb, out):
+def gram_row_kernel(A, k, slot, a, nb, out):
     """Store the cut ``a`` as ``A[slot]`` and set out[j] = A[j].a for j < k
     (slot < k; out[slot] = a.a). One pass over A, parallel over feature
     blocks: the O(k d), memory-bound step of each iteration."""
@@ -215,8 +227,11 @@ def gram_row(A, k, slot, a, nb, out):
     return out[slot]
 
 
+gram_row = by_blocks(gram_row_kernel, 4)
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def axpy_sqnorm(w, t, v, nb):
+def axpy_sqnorm_kernel(w, t, v, nb):
     """w += t v in place; returns w.w (parallel over blocks)."""
     dd = w.shape[0]
     part = np.zeros(nb)
@@ -231,8 +246,11 @@ def axpy_sqnorm(w, t, v, nb):
     return s
 
 
+axpy_sqnorm = by_blocks(axpy_sqnorm_kernel, 3)
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def combine_cuts(A, alpha, k, w_b, w_c, w_d, nb):
+def combine_cuts_kernel(A, alpha, k, w_b, w_c, w_d, nb):
     """w_c = sum_{j<k, alpha_j>0} alpha_j A[j] and w_d = w_c - w_b.
 
     Returns (w_c.w_c, w_d.w_d, w_b.w_d), the last two computed from w_d
@@ -263,6 +281,9 @@ def combine_cuts(A, alpha, k, w_b, w_c, w_d, nb):
         sdd += part[fb, 1]
         sbd += part[fb, 2]
     return scc, sdd, sbd
+
+
+combine_cuts = by_blocks(combine_cuts_kernel, 6)
 
 
 # ---------------------------------------------------------------------------
@@ -662,7 +683,7 @@ def _as_float(bits):
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def _prefix_hist(kbits, wb, prefix, pshift, shift, nbins, nb):
+def _prefix_hist_kernel(kbits, wb, prefix, pshift, shift, nbins, nb):
     """Weight of the breakpoints per bin: among the t_i whose bit pattern
     has ``kbits >> pshift == prefix`` (all of them when pshift == 64), bin
     ``(kbits >> shift) & (nbins - 1)``. Per-block rows summed in order."""
@@ -687,6 +708,9 @@ def _prefix_hist(kbits, wb, prefix, pshift, shift, nbins, nb):
     return out
 
 
+_prefix_hist = by_blocks(_prefix_hist_kernel, 6)
+
+
 @njit(cache=True, nogil=True)
 def _select_bin(hist, key0, shift, G, qa):
     """The first bin whose upper end U has qa U + G + (weight up to and
@@ -704,7 +728,7 @@ def _select_bin(hist, key0, shift, G, qa):
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE, error_model="numpy")
-def breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb):
+def breakpoints_kernel(y, cw, out_b, out_d, qb, nb, kb, wb):
     """Pass 1 of the line search (see ``line_search``): every example's
     breakpoint t_i = p_i / r_i into ``kb`` (inf when it has none in
     (0, inf)) and its weight c_i |r_i| into ``wb`` (0 when none).
@@ -740,8 +764,11 @@ def breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb):
     return G, m
 
 
+breakpoints = by_blocks(breakpoints_kernel, 5)
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def _prefix_counts(kbits, key, shift, nb):
+def _prefix_counts_kernel(kbits, key, shift, nb):
     """Per block, how many bit patterns have ``kbits >> shift == key``."""
     n = kbits.shape[0]
     cnt = np.zeros(nb, np.int64)
@@ -754,19 +781,27 @@ def _prefix_counts(kbits, key, shift, nb):
     return cnt
 
 
-@njit(cache=True, nogil=True)
+_prefix_counts = by_blocks(_prefix_counts_kernel, 3)
+
+
 def count_prefix(kbits, key, shift, nb):
     """How many bit patterns have ``kbits >> shift == key``."""
-    return _prefix_counts(kbits, key, shift, nb).sum()
+    return int(_prefix_counts(kbits, key, shift, nb).sum())
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def gather_prefix(kb, wb, key, shift, nb):
+def gather_prefix_kernel(kb, wb, key, shift, nb):
     """The breakpoints ``kb`` (and weights ``wb``) whose bit patterns have
     ``bits >> shift == key``, in index order, as two new arrays."""
     n = kb.shape[0]
     kbits = kb.view(np.int64)
-    cnt = _prefix_counts(kbits, key, shift, nb)
+    cnt = np.empty(nb, np.int64)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        c = 0
+        for i in range(lo, hi):
+            c += (kbits[i] >> shift) == key
+        cnt[blk] = c
     tot = 0
     for blk in range(nb):
         c = cnt[blk]
@@ -785,7 +820,9 @@ def gather_prefix(kb, wb, key, shift, nb):
     return sk, sw
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+gather_prefix = by_blocks(gather_prefix_kernel, 4)
+
+
 def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
     """The exact minimiser t* >= 0 of
 
@@ -818,19 +855,17 @@ def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
         return -G / qa, m
     kbits = kb.view(np.int64)
     # level 1: sign bit (0) + 11 exponent bits
-    # (np.int64 arguments: literal constants would make numba compile one
-    # specialisation per call site)
-    h1 = _prefix_hist(kbits, wb, np.int64(0), np.int64(64), np.int64(52), np.int64(2048), nb)
-    e, G = _select_bin(h1, np.int64(0), np.int64(52), G, qa)
+    h1 = _prefix_hist(kbits, wb, 0, 64, 52, 2048, nb)
+    e, G = _select_bin(h1, 0, 52, G, qa)
     if e == 2047:  # phi' < 0 past every breakpoint
         return -G / qa, m
     # level 2: the next 12 bits inside binade e
-    h2 = _prefix_hist(kbits, wb, e, np.int64(52), np.int64(40), np.int64(4096), nb)
-    s, G = _select_bin(h2, e << 12, np.int64(40), G, qa)
+    h2 = _prefix_hist(kbits, wb, e, 52, 40, 4096, nb)
+    s, G = _select_bin(h2, e << 12, 40, G, qa)
     key = (e << 12) | s
     lo_t = _as_float(key << 40)
     # gather that bin's breakpoints (bit patterns with kbits >> 40 == key)
-    sk, sw = gather_prefix(kb, wb, key, np.int64(40), nb)
+    sk, sw = gather_prefix(kb, wb, key, 40, nb)
     order = np.empty(sk.shape[0], np.int64)
-    argsort_range(sk, np.int64(0), sk.shape[0], order)
+    argsort_range(sk, 0, sk.shape[0], order)
     return _walk(sk, sw, order, lo_t, G, qa), m

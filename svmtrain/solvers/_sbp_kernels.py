@@ -46,9 +46,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._numba_options import PRANGE
+from .. import _numba_options as _opts
+from .._numba_options import PRANGE, arg_index, by_size, serial_twin
 
-from ..kernel_cache import fetch
+from ..kernel_cache import fetch, fetch_serial
 
 # scalar state (float64 vector) of the step loop
 S_SCALE, S_OMEGA, S_WEIGHT, S_STEP, S_ROWS, S_LEVEL, S_K = range(7)
@@ -319,7 +320,7 @@ def fold_scale(v, r, acc_c, a, ra, acc_a, state):
 
 
 @njit(cache=True, nogil=True)
-def sbp_steps(n_steps, row_budget, bias, B, volume, eta0, max_kii, avg_power, fold_below,
+def sbp_steps_kernel(n_steps, row_budget, bias, B, volume, eta0, max_kii, avg_power, fold_below,
               y, v, r, acc_c, a, ra, acc_a, state, idx_all, idx_pos, idx_neg, uniforms, rs, trace,
               indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
               M, slot_of, owner, stamp, cstate, D, miss_rows, miss_slots):
@@ -389,12 +390,26 @@ def sbp_steps(n_steps, row_budget, bias, B, volume, eta0, max_kii, avg_power, fo
     return n_steps
 
 
+_apply_parallel_serial = serial_twin(_apply_parallel)
+apply_rows_serial = serial_twin(apply_rows, {"_apply_parallel": _apply_parallel_serial})
+sbp_steps_serial = serial_twin(sbp_steps_kernel, {"fetch": fetch_serial, "apply_rows": apply_rows_serial})
+_INDPTR = arg_index(sbp_steps_kernel, "indptr")
+# sbp_steps: the serial twin (no parallel code compiled or run) on data of
+# fewer than PARALLEL_MIN_NNZ stored values; the same numbers either way
+sbp_steps = by_size(sbp_steps_kernel, sbp_steps_serial,
+                    lambda args: args[_INDPTR][-1] >= _opts.PARALLEL_MIN_NNZ)
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def averaged(v, r, acc, omega, weight, out):
+def averaged_kernel(v, r, acc, omega, weight, out):
     """out = (acc + omega v - r) / weight: the running average of s v (responses) or s a (alpha)."""
     for i in prange(v.shape[0]):
         out[i] = (acc[i] + omega * v[i] - r[i]) / weight
     return out
+
+
+averaged = by_size(averaged_kernel, serial_twin(averaged_kernel),
+                   lambda args: args[0].shape[0] >= _opts.PARALLEL_MIN_WORK)
 
 
 # ------------------------------------------------------- the pilot for nu
