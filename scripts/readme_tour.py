@@ -61,7 +61,7 @@ TOUR = [
     ("A LIBSVM command line does what it did there (here an RBF C-SVC, trained by `-s sbp`); "
      "one that would train something else stops and names the equivalent:",
      [("svm-train -t 2 -g 0.5 -c 10 data/heart_scale.xz heart-rbf.model", 0),
-      ("svm-train -s 0 data/heart_scale.xz", 2)]),
+      ("svm-train -s 4 data/heart_scale.xz", 2)]),
     ("A model file that LIBLINEAR's `liblinear-predict` reads (`--model-format liblinear`); "
      "svmtrain's own format is readable text too (see [Model files](#model-files)):",
      [("svm-train -q --model-format liblinear data/heart_scale.xz heart_scale.liblinear", 0),
