@@ -37,7 +37,9 @@ def twin(kernel, suffix, replace=None, parallel=None):
     import types
 
     from numba import njit
-    f = kernel.py_func
+    f = getattr(kernel, "py_func", None)
+    if f is None:           # NUMBA_DISABLE_JIT: plain Python functions, no twins
+        return kernel
     env = f.__globals__ if not replace else dict(f.__globals__, **replace)
     g = types.FunctionType(f.__code__, env, f.__name__ + suffix, f.__defaults__, f.__closure__)
     g.__qualname__ = f.__qualname__ + suffix
@@ -78,10 +80,11 @@ def by_blocks(kernel, nb_arg):
     def run(*args):
         return (kernel if args[nb_arg] > 1 else serial)(*args)
 
-    run.__name__ = kernel.py_func.__name__
-    run.__qualname__ = kernel.py_func.__qualname__
-    run.__module__ = kernel.py_func.__module__
-    run.__doc__ = (kernel.py_func.__doc__ or "") + "\n\n    (Runs serially when nb == 1: see _numba_options.by_blocks.)"
+    f = getattr(kernel, "py_func", kernel)
+    run.__name__ = f.__name__
+    run.__qualname__ = f.__qualname__
+    run.__module__ = f.__module__
+    run.__doc__ = (f.__doc__ or "") + "\n\n    (Runs serially when nb == 1: see _numba_options.by_blocks.)"
     run.parallel = kernel
     run.serial = serial
     return run
@@ -94,10 +97,11 @@ def by_size(kernel, serial, use_parallel):
     def run(*args):
         return (kernel if use_parallel(args) else serial)(*args)
 
-    run.__name__ = kernel.py_func.__name__
-    run.__qualname__ = kernel.py_func.__qualname__
-    run.__module__ = kernel.py_func.__module__
-    run.__doc__ = kernel.py_func.__doc__
+    f = getattr(kernel, "py_func", kernel)
+    run.__name__ = f.__name__
+    run.__qualname__ = f.__qualname__
+    run.__module__ = f.__module__
+    run.__doc__ = f.__doc__
     run.parallel = kernel
     run.serial = serial
     return run
@@ -106,4 +110,4 @@ def by_size(kernel, serial, use_parallel):
 def arg_index(kernel, name):
     """The position of argument ``name`` of a numba kernel."""
     import inspect
-    return list(inspect.signature(kernel.py_func).parameters).index(name)
+    return list(inspect.signature(getattr(kernel, "py_func", kernel)).parameters).index(name)

@@ -254,7 +254,7 @@ def bias_from_level(vals, idx_pos, idx_neg, k, level_sum):
 
 
 # ------------------------------------------------------------------- the loop
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _apply_block(M, slots, coef, y, v, r, a, n_train, omega, u, lo, hi):
     for i in range(lo, hi):
         u[i] = 0.0
