@@ -327,3 +327,9 @@ def test_streamed_regression_reaches_the_in_memory_optimum(tmp_path, loss):
     info = streamed.fit_results[0].info
     assert info["primal_C_form"] == pytest.approx(f_s, rel=1e-10)
     assert -info["dual_objective"] == pytest.approx(info["primal_C_form"], rel=1e-4)
+
+
+def test_kernel_status_codes_agree_with_drive():
+    from svmtrain.solvers import _dcd_kernels, _lr_kernels, _oneclass_kernels, _svr_kernels, base
+    for K in (_dcd_kernels, _svr_kernels, _lr_kernels, _oneclass_kernels):
+        assert (K.RUNNING, K.CONVERGED, K.MAX_ITER) == (base.RUNNING, base.CONVERGED, base.MAX_ITER)

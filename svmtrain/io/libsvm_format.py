@@ -185,14 +185,8 @@ def read_libsvm_model(path):
     nr_sv = hdr.numbers("nr_sv", k, integer=True).astype(np.int64)
     if np.any(nr_sv < 0) or int(nr_sv.sum()) != total:
         hdr.fail("nr_sv", f"nr_sv must be >= 0 and sum to total_sv = {total}")
-    body = lines[sv_line:]
-    if len(body) < total:
-        raise ModelFormatError(path, sv_line + len(body) + 1,
-                               f"truncated model: {len(body)} of {total} support vectors")
-    extra = [i for i, line in enumerate(body[total:]) if line.strip()]
-    if extra:
-        raise ModelFormatError(path, sv_line + total + extra[0] + 1, "unexpected text after the support vectors")
-    sv_coef, SV = _parse_svs(path, sv_line + 1, body[:total], max(k - 1, 0))
+    body = _sv_lines(path, lines, sv_line, total)
+    sv_coef, SV = _parse_svs(path, sv_line + 1, body, max(k - 1, 0))
     start = np.concatenate([[0], np.cumsum(nr_sv)])
     if k == 1:
         coef = np.zeros((total, 1))
@@ -228,6 +222,18 @@ def _single_model(path, hdr, lines, sv_line, svm_type, kernel):
     if total < 0:
         hdr.fail("total_sv", f"total_sv must be >= 0 (got {total})")
     rho = hdr.numbers("rho", 1)
+    body = _sv_lines(path, lines, sv_line, total)
+    sv_coef, SV = _parse_svs(path, sv_line + 1, body, 1)
+    task = "o" if svm_type == ONE_CLASS else "r"
+    header = [("solver", f"libsvm-{svm_type}"), ("task", task)]
+    labels = np.array([1.0, -1.0]) if task == "o" else np.empty(0)
+    return KernelModel(labels=labels, SV=SV, coef=sv_coef, b=-rho, kernel=kernel, n_features=SV.n_features,
+                       solver=f"libsvm-{svm_type}", header=header, task=task)
+
+
+def _sv_lines(path, lines, sv_line, total):
+    """The ``total`` support-vector lines after the 'SV' line (line number
+    ``sv_line``); ModelFormatError when fewer follow, or text after them."""
     body = lines[sv_line:]
     if len(body) < total:
         raise ModelFormatError(path, sv_line + len(body) + 1,
@@ -235,12 +241,7 @@ def _single_model(path, hdr, lines, sv_line, svm_type, kernel):
     extra = [i for i, line in enumerate(body[total:]) if line.strip()]
     if extra:
         raise ModelFormatError(path, sv_line + total + extra[0] + 1, "unexpected text after the support vectors")
-    sv_coef, SV = _parse_svs(path, sv_line + 1, body[:total], 1)
-    task = "o" if svm_type == ONE_CLASS else "r"
-    header = [("solver", f"libsvm-{svm_type}"), ("task", task)]
-    labels = np.array([1.0, -1.0]) if task == "o" else np.empty(0)
-    return KernelModel(labels=labels, SV=SV, coef=sv_coef, b=-rho, kernel=kernel, n_features=SV.n_features,
-                       solver=f"libsvm-{svm_type}", header=header, task=task)
+    return body[:total]
 
 
 class _Header:

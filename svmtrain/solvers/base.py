@@ -95,3 +95,44 @@ def with_defaults(params, defaults):
     """
     missing = {k: v for k, v in defaults.items() if getattr(params, k) is None}
     return dataclasses.replace(params, **missing) if missing else params
+
+
+# the status codes of kernels that run a few outer iterations per call (see :func:`drive`);
+# the numba modules define the same values (_dcd_kernels; tests/test_regression.py checks)
+RUNNING, CONVERGED, MAX_ITER = 0, 1, 2
+
+
+def csr_arrays(X, n_features):
+    """(indptr int64, indices int32, values float64) of ``X``, contiguous, as the
+    kernels take them; ParameterError when an index is outside [0, n_features)."""
+    from ..errors import ParameterError
+    indptr = np.ascontiguousarray(X.indptr, np.int64)
+    indices = np.ascontiguousarray(X.indices, np.int32)
+    values = np.ascontiguousarray(X.values, np.float64)
+    if len(indices) and (int(indices.max()) >= n_features or int(indices.min()) < 0):
+        raise ParameterError(f"feature index out of range for n_features={n_features}")
+    return indptr, indices, values
+
+
+def drive(run, n, max_iter, progress, report):
+    """Run a kernel to the end: ``run(steps)`` does at most ``steps`` outer
+    iterations and returns RUNNING, CONVERGED or MAX_ITER. Without
+    ``progress`` it is called once for all ``max_iter`` iterations; with it,
+    one iteration at a time, each followed by ``progress(*report(), )`` where
+    ``report()`` gives (iterations done, status text) -- the same iterates
+    either way. Nothing runs for n = 0. Returns True when it converged."""
+    steps = max_iter if progress is None else 1
+    status = RUNNING if n else CONVERGED
+    while status == RUNNING:
+        status = run(steps)
+        if progress is not None:
+            done, text = report()
+            progress(done, max_iter, text)
+    return status == CONVERGED
+
+
+def warn_max_iter(log, converged, max_iter):
+    """LIBLINEAR's warning, through ``log``, when a run stopped at its iteration cap."""
+    if log is not None and not converged:
+        log(f"WARNING: reaching max number of iterations ({max_iter}); "
+            "the solution may be inaccurate (raise --max-iter or -e)")

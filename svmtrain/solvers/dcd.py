@@ -22,7 +22,7 @@ from ..errors import ParameterError
 from ..tasks import CLASSIFICATION, ONE_CLASS, REGRESSION
 from . import _dcd_kernels as K
 from ._common import LOSS_CODES, loss_sum, margins, row_sqnorms
-from .base import FitResult, finish_w, kernel_bias
+from .base import FitResult, csr_arrays, finish_w, kernel_bias, warn_max_iter
 from ..trace import linear_snapshot
 
 DEFAULT_EPS = 0.1
@@ -74,18 +74,14 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
         module = importlib.import_module(f"{__package__}.{variant}")
         return module.fit(X, y, n_features, params, progress, log, class_cost, monitor)
     eps, max_iter = check_params(params, class_cost)
-    indptr = np.ascontiguousarray(X.indptr, np.int64)
-    indices = np.ascontiguousarray(X.indices, np.int32)
-    values = np.ascontiguousarray(X.values, np.float64)
+    n_features = int(n_features)
+    indptr, indices, values = csr_arrays(X, n_features)
     y = np.ascontiguousarray(y, np.float64)
     n = X.n_rows
     if y.shape != (n,):
         raise ParameterError(f"y has shape {y.shape}, expected ({n},)")
     if n and not np.all((y == 1.0) | (y == -1.0)):
         raise ParameterError("dcd needs labels y in {+1, -1}")
-    n_features = int(n_features)
-    if len(indices) and (int(indices.max()) >= n_features or int(indices.min()) < 0):
-        raise ParameterError(f"feature index out of range for n_features={n_features}")
 
     C, Cp, Cn, U_pos, U_neg, D_pos, D_neg = dual_box(params, class_cost, n)
     B = kernel_bias(params)
@@ -126,9 +122,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     primal_C = 0.5 * ww + loss_sum(y, scores, LOSS_CODES[params.loss], cost)
     objective = primal_C / (max(n, 1) * C)
 
-    if log is not None and not converged:
-        log(f"WARNING: reaching max number of iterations ({max_iter}); "
-            f"the solution may be inaccurate (raise --max-iter or -e)")
+    warn_max_iter(log, converged, max_iter)
 
     info = {"dual_objective": dual, "primal_C_form": primal_C, "n_sv": int(n_sv),
             "n_iter": n_iter, "C": C}

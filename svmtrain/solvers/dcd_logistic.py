@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ParameterError
 from . import _lr_kernels as K
 from ._common import margins, row_sqnorms
-from .base import FitResult, finish_w, kernel_bias
+from .base import FitResult, csr_arrays, drive, finish_w, kernel_bias, warn_max_iter
 from .dcd import check_params
 
 INNER_EPS_START = 1e-2
@@ -35,9 +35,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     if monitor is not None:
         raise ParameterError("--trace does not trace --loss log yet")
     eps, max_iter = check_params(params, class_cost)
-    indptr = np.ascontiguousarray(X.indptr, np.int64)
-    indices = np.ascontiguousarray(X.indices, np.int32)
-    values = np.ascontiguousarray(X.values, np.float64)
+    indptr, indices, values = csr_arrays(X, int(n_features))
     y = np.ascontiguousarray(y, np.float64)
     n = X.n_rows
     if y.shape != (n,) or (n and not np.all((y == 1.0) | (y == -1.0))):
@@ -58,18 +56,12 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     rng = np.random.default_rng(params.seed)
     rstate = np.array([rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)], np.uint64)
 
-    steps = max_iter if progress is None else 1
-    status = K.RUNNING if n else K.CONVERGED
-    while status == K.RUNNING:
-        status = K.lr_run(indptr, indices, values, B, y, alpha, upper, xsq, eps, min(1e-8, eps), max_iter,
-                          steps, w, index, istate, fstate, rstate)
-        if progress is not None:
-            progress(int(istate[K.ITER]), max_iter, f"max gradient {fstate[K.GMAX]:.2e} (stop at {eps:g})")
+    converged = drive(lambda steps: K.lr_run(indptr, indices, values, B, y, alpha, upper, xsq, eps, min(1e-8, eps),
+                                             max_iter, steps, w, index, istate, fstate, rstate),
+                      n, max_iter, progress,
+                      lambda: (int(istate[K.ITER]), f"max gradient {fstate[K.GMAX]:.2e} (stop at {eps:g})"))
     n_iter = int(istate[K.ITER])
-    converged = status == K.CONVERGED
-    if log is not None and not converged:
-        log(f"WARNING: reaching max number of iterations ({max_iter}); "
-            f"the solution may be inaccurate (raise --max-iter or -e)")
+    warn_max_iter(log, converged, max_iter)
 
     scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
     ww = float(w @ w)

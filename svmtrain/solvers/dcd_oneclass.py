@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import ParameterError
 from . import _oneclass_kernels as K
 from ._common import margins, row_sqnorms
-from .base import FitResult
+from .base import FitResult, csr_arrays, drive, warn_max_iter
 
 DEFAULT_EPS = 0.01          # LIBLINEAR's default for -s 21
 DEFAULT_MAX_ITER = 1000
@@ -63,13 +63,9 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     if monitor is not None:
         raise ParameterError("--trace does not trace the one-class SVM yet")
     nu, eps, max_iter = check_params(params)
-    indptr = np.ascontiguousarray(X.indptr, np.int64)
-    indices = np.ascontiguousarray(X.indices, np.int32)
-    values = np.ascontiguousarray(X.values, np.float64)
-    n = X.n_rows
     n_features = int(n_features)
-    if len(indices) and (int(indices.max()) >= n_features or int(indices.min()) < 0):
-        raise ParameterError(f"feature index out of range for n_features={n_features}")
+    indptr, indices, values = csr_arrays(X, n_features)
+    n = X.n_rows
 
     alpha = K.start_alpha(n, nu)
     w = K.add_rows(indptr, indices, values, alpha, np.zeros(n_features + 1, np.float64))
@@ -83,18 +79,12 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     istate = np.array([n, 0], np.int64)
     fstate = np.array([math.inf], np.float64)
 
-    steps = max_iter if progress is None else 1
-    status = K.RUNNING if n else K.CONVERGED
-    while status == K.RUNNING:
-        status = K.oneclass_run(indptr, indices, values, alpha, QD, G, eps, max_iter, steps, w, index,
-                                istate, fstate, heap_keys, heap_rows, up, down)
-        if progress is not None:
-            progress(int(istate[K.ITER]), max_iter, f"violation {fstate[K.VIOLATION]:.2e} (stop at {eps:g})")
+    converged = drive(lambda steps: K.oneclass_run(indptr, indices, values, alpha, QD, G, eps, max_iter, steps, w,
+                                                   index, istate, fstate, heap_keys, heap_rows, up, down),
+                      n, max_iter, progress,
+                      lambda: (int(istate[K.ITER]), f"violation {fstate[K.VIOLATION]:.2e} (stop at {eps:g})"))
     n_iter = int(istate[K.ITER])
-    converged = status == K.CONVERGED
-    if log is not None and not converged:
-        log(f"WARNING: reaching max number of iterations ({max_iter}); "
-            f"the solution may be inaccurate (raise --max-iter or -e)")
+    warn_max_iter(log, converged, max_iter)
 
     rho, n_sv = K.oneclass_rho(indptr, indices, values, alpha, w) if n else (0.0, 0)
     scores = margins(indptr, indices, values, w, 0.0, 0.0, np.empty(n, np.float64))

@@ -40,7 +40,7 @@ from . import _dcd_kernels as K
 from . import _svr_kernels as KR
 from ._common import row_sqnorms
 from ._stream_common import streamed_loss, streamed_regression_loss
-from .base import FitResult, finish_w, kernel_bias
+from .base import FitResult, finish_w, kernel_bias, warn_max_iter
 from .dcd import check_params, dual_box
 
 
@@ -110,9 +110,7 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
             continue
         pgmax_old = pgmax if pgmax > 0.0 else np.inf
         pgmin_old = pgmin if pgmin < 0.0 else -np.inf
-    if log is not None and not converged:
-        log(f"WARNING: reaching max number of iterations ({max_iter}); "
-            f"the solution may be inaccurate (raise --max-iter or -e)")
+    warn_max_iter(log, converged, max_iter)
 
     ww = float(w @ w)
     sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg)
@@ -189,9 +187,7 @@ def fit_regression(source, y, n_features, params, progress=None, log=None, class
             gmax_old = math.inf
             continue
         gmax_old = gmax
-    if log is not None and not converged:
-        log(f"WARNING: reaching max number of iterations ({max_iter}); "
-            f"the solution may be inaccurate (raise --max-iter or -e)")
+    warn_max_iter(log, converged, max_iter)
     ww = float(w @ w)
     primal_C = 0.5 * ww + C * streamed_regression_loss(source, y, w, B, p, squared)
     dual_terms, n_sv = KR.svr_dual_terms(y, beta, p, lam)
