@@ -60,7 +60,9 @@ LIBSVM_S = {
     "0": None,  # C-SVC: the kernel solver, see _solver_of
     "1": "nu-SVC (LIBSVM -s 1) is not available; C-SVC is -s sbp with -c C",
     "2": ["-s", "dcd", "--task", "o"],      # -t 0 only: a kernel is refused by _one_class
-    "3": "epsilon-SVR (LIBSVM -s 3) is not available yet",
+    "3": "LIBSVM's epsilon-SVR (-s 3) has no exact equivalent yet (its bias is unregularised): "
+         "-s dcd --task r -B 1 -p EPS is the linear one, -s asset --task r --inner dcd -t 2 -g G -p EPS "
+         "a kernel one on approximate features",
     "4": "nu-SVR (LIBSVM -s 4) is not available yet",
 }
 KERNEL_SOLVER = "sbp"      # what LIBSVM's C-SVC with a nonlinear kernel trains here
