@@ -13,7 +13,16 @@ frequent features, zero elsewhere), then a fraction of the labels flipped
 about 73% cross-validation accuracy with 100,000 rows; the best possible is
 95%) and can serve solver benchmarks as well as reader benchmarks.
 
-The same (rows, features, nnz_per_row, seed, noise) always give the same
+Ranking mode (``--queries Q``): the rows are split into Q contiguous
+queries of varying size (Q - 1 distinct random cut points), each row
+carries ``qid:K`` (1-based), and the label is a graded relevance 0-3: the
+hidden score ``w . x`` plus Gaussian noise of ``--noise`` times the score's
+standard deviation (in this mode --noise is that ratio), cut at the
+score's 50 %, 80 % and 95 % quantiles (of each block of rows), so 0 is the
+most frequent grade and 3 the rarest. ``svm-train -s ocas --task p`` trains
+on it.
+
+The same (rows, features, nnz_per_row, seed, noise, queries) always give the same
 bytes. The text is assembled with vectorised NumPy, block by block (no Python
 loop per row), and written to ``PATH.tmp`` first, then renamed, so a file
 that exists is complete.
@@ -36,8 +45,21 @@ def _ndigits(x):
     return len(str(int(x)))
 
 
-def _block_text(rng, w, rows, features, nnz_per_row, noise, skew):
-    """The bytes (uint8 array) of one block of ``rows`` rows."""
+def _put_digits(M, rows, col, numbers, nd):
+    """Write the decimal ``numbers`` (>= 1) left-aligned from column ``col``
+    of rows ``rows`` of M, at most nd digits, no leading zeros (PAD there)."""
+    for d in range(nd):
+        p = 10 ** (nd - 1 - d)
+        digit = (numbers // p) % 10
+        c = (48 + digit).astype(np.uint8)
+        if d < nd - 1:
+            c[numbers < p] = PAD
+        M[rows, col + d] = c
+
+
+def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, qid=None, nq=0):
+    """The bytes (uint8 array) of one block of ``rows`` rows; with ``qid``
+    (int64[rows], 1-based) ranking rows 'REL qid:K ...' (``nq`` digits of K)."""
     k = np.maximum(rng.poisson(nnz_per_row, size=rows), 1)
     row_of = np.repeat(np.arange(rows, dtype=np.int64), k)
     # index = floor(features * u**skew): skew 1 is uniform, larger values make
@@ -57,20 +79,32 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew):
     val = rng.integers(1, 1_000_000, size=nnz)  # value = val / 1e6, six decimals
 
     margin = np.bincount(row_of, weights=(val * 1e-6) * w[idx], minlength=rows)  # w . x
-    positive = margin > 0
-    flip = rng.random(rows) < noise
-    positive ^= flip
+    if qid is None:
+        positive = margin > 0
+        flip = rng.random(rows) < noise
+        positive ^= flip
+    else:
+        noisy = margin + noise * (margin.std() or 1.0) * rng.standard_normal(rows)
+        relevance = np.searchsorted(np.quantile(noisy, [0.5, 0.8, 0.95]), noisy, side="right")
 
     # Every row becomes cells of fixed width W (padded with PAD): a label
     # cell, one cell per feature " IDX:0.DDDDDD" and a newline cell.
     nd = _ndigits(features)
     W = 1 + nd + 1 + 8
+    if qid is not None:
+        W = max(W, 7 + nq)                   # "R qid:K"
     ncells = 2 * rows + nnz
     M = np.full((ncells, W), PAD, np.uint8)
     first = np.zeros(rows, np.int64)
     first[1:] = np.cumsum(counts + 2)[:-1]   # label cell of each row
-    M[first, 0] = np.where(positive, ord("+"), ord("-"))
-    M[first, 1] = ord("1")
+    if qid is None:
+        M[first, 0] = np.where(positive, ord("+"), ord("-"))
+        M[first, 1] = ord("1")
+    else:
+        M[first, 0] = 48 + relevance
+        for k, ch in enumerate(" qid:"):
+            M[first, 1 + k] = ord(ch)
+        _put_digits(M, first, 6, qid, nq)
     M[first + counts + 1, 0] = ord("\n")
 
     T = np.full((nnz, W), PAD, np.uint8)
@@ -96,9 +130,22 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew):
     return flat[flat != PAD]
 
 
+def query_ids(rows, queries, seed):
+    """int64[rows]: the 1-based qid of each row, ``queries`` contiguous
+    queries of varying size (cut at queries - 1 distinct random rows)."""
+    queries = max(1, min(int(queries), rows))
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+    cuts = np.sort(rng.choice(np.arange(1, rows), size=queries - 1, replace=False)) if queries > 1 else []
+    q = np.zeros(rows, np.int64)
+    q[np.asarray(cuts, np.int64)] = 1
+    return np.cumsum(q) + 1
+
+
 def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
-             noise=0.05, compress=None, verbose=False, skew=2.0, first_block=0):
+             noise=0.05, compress=None, verbose=False, skew=2.0, first_block=0, queries=None):
     """Write the synthetic file to ``path``; return its size in bytes.
+
+    ``queries``: ranking rows (see the module doc) in that many queries.
 
     ``compress`` is None or "xz" (xz compression is slow: a few MB/s).
     ``first_block`` numbers the first block of rows: a file with the same
@@ -110,6 +157,8 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
     # hidden model: standard normal weights on the 1% most frequent features
     # (the lowest indices), zero on the others
     w = root.standard_normal(features) * (np.arange(features) < max(1, features // 100))
+    qids = None if queries is None else query_ids(rows, queries, seed)
+    nq = 0 if qids is None else _ndigits(qids[-1])
     tmp = path + ".tmp"
     opener = (lambda p: lzma.open(p, "wb", preset=1)) if compress == "xz" else (lambda p: open(p, "wb"))
     t0 = time.perf_counter()
@@ -119,7 +168,8 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
         while done < rows:
             n = min(BLOCK_ROWS, rows - done)
             rng = np.random.default_rng(np.random.SeedSequence([seed, 1, first_block + b]))
-            text = _block_text(rng, w, n, features, nnz_per_row, noise, skew)
+            q = None if qids is None else qids[done:done + n]
+            text = _block_text(rng, w, n, features, nnz_per_row, noise, skew, q, nq)
             f.write(memoryview(text))
             done += n
             b += 1
@@ -145,13 +195,16 @@ def main(argv=None):
     ap.add_argument("--first-block", type=int, default=0,
                     help="number of the first block of rows: another value gives other rows of the same model "
                     "(a test set)")
+    ap.add_argument("--queries", type=int, default=None,
+                    help="ranking rows: relevance 0-3 and qid:, in this many queries of varying size "
+                    "(--noise is then the noise/score standard-deviation ratio)")
     ap.add_argument("--output", "-o", required=True)
     a = ap.parse_args(argv)
     if a.features < 1 or a.features > 2**31 - 1:
         ap.error("--features must be in 1..2147483647")
     t0 = time.perf_counter()
     size = generate(a.output, a.rows, a.features, a.nnz_per_row, a.seed, a.noise,
-                    a.compress, verbose=True, skew=a.skew, first_block=a.first_block)
+                    a.compress, verbose=True, skew=a.skew, first_block=a.first_block, queries=a.queries)
     print(f"wrote {a.output}: {size / 1e6:.1f} MB in {time.perf_counter() - t0:.1f} s")
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields
 import math
 
 from .errors import ParameterError
-from .tasks import DEFAULT_EPSILON, NAMES, REGRESSION, check_supported, default_loss
+from .tasks import DEFAULT_EPSILON, NAMES, RANKING, REGRESSION, check_supported, default_loss
 
 
 @dataclass
@@ -50,6 +50,7 @@ class TrainParams:
     eig_threshold: float = None  # --eig-threshold (nystrom)
     inner: str = None           # --inner pegasos | dcd
     strongly_convex: bool = False  # --strongly-convex (ASSET*)
+    rank_c: str = None          # --rank-c svm_rank | svmlight: C per query (C/Q per pair) or per pair (ranking)
 
     def __post_init__(self):
         if self.loss is None:
@@ -133,6 +134,11 @@ def _check_task(p):
     check_supported(p.solver, p.task, p.loss)
     if p.epsilon is not None and p.task != REGRESSION:
         raise ParameterError(f"-p (epsilon) applies to regression (-z r), not {NAMES.get(p.task, p.task)}")
+    if p.rank_c is not None:
+        if p.task != RANKING:
+            raise ParameterError(f"--rank-c applies to ranking (-z p), not {NAMES.get(p.task, p.task)}")
+        if p.rank_c not in ("svm_rank", "svmlight"):
+            raise ParameterError(f"--rank-c must be svm_rank or svmlight (got {p.rank_c})")
 
 
 def _nonnegative(name, flag):

@@ -33,7 +33,7 @@ DEFAULT_EPSILON = 0.1       # -p, as LIBLINEAR and LIBSVM
 SUPPORT = {
     "dcd": {CLASSIFICATION: ("hinge", "squared-hinge"),
             REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
-    "ocas": {CLASSIFICATION: ("hinge",)},
+    "ocas": {CLASSIFICATION: ("hinge",), RANKING: ("pairwise-hinge",)},
     "pegasos": {CLASSIFICATION: ("hinge",)},
     "sbp": {CLASSIFICATION: ("hinge",)},
     # asset: every loss but the hinge through --inner dcd (dcd on the mapped features)

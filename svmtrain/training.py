@@ -14,7 +14,7 @@ from .model import LinearModel
 from .params import check_params
 from .solvers import get_solver
 from .solvers.base import for_problem, split_progress, with_defaults
-from .tasks import REGRESSION
+from .tasks import RANKING, REGRESSION
 
 
 def label_order(labels):
@@ -53,10 +53,13 @@ def check_class_weights(params, order):
 def task_problems(labels, params):
     """(label order, [(y, class_cost)] per weight column) of ``params.task``:
     classification makes one binary problem (y in {+1, -1}) per column in
-    LIBLINEAR's label order; regression one problem on the targets, no labels."""
-    if params.task == REGRESSION:
+    LIBLINEAR's label order; regression one problem on the targets, ranking
+    one problem on the relevance labels (its queries are the data's qid),
+    both without labels."""
+    if params.task in (REGRESSION, RANKING):
         if params.class_weights:
-            raise ParameterError("-w (class weights) applies to classification, not regression")
+            what = "regression" if params.task == REGRESSION else "ranking"
+            raise ParameterError(f"-w (class weights) applies to classification, not {what}")
         return np.empty(0, np.float64), [(np.asarray(labels, np.float64), (1.0, 1.0))]
     order = label_order(labels)
     check_class_weights(params, order)
@@ -83,6 +86,8 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
     if data.n_rows == 0:
         raise InputFormatError(source, None, "the training set is empty (no data lines)")
     check_magnitudes(data, source)
+    if params.task == RANKING:
+        check_queries(data, source)
     solver = get_solver(params.solver, params.kernel_type)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
     d = data.n_features if n_features is None else int(n_features)
@@ -97,12 +102,14 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
         model = solver.train_model(data, order, problems, d, params, progress=progress, log=log, **kw)
     else:
         model = _train_linear(solver, data, order, problems, d, params, progress, log, monitor)
-    return finish_model(model, params, data.n_rows, start)
+    n_reg = len(np.unique(data.qid)) if params.task == RANKING else None
+    return finish_model(model, params, data.n_rows, start, n_reg=n_reg)
 
 
-def finish_model(model, params, n_rows, start):
+def finish_model(model, params, n_rows, start, n_reg=None):
     """Record the training time (since ``start``) and the header; check that
-    every number of the model is finite (otherwise SvmtrainError)."""
+    every number of the model is finite (otherwise SvmtrainError).
+    ``n_reg``: the n of lambda = 1/(n C) when not the rows (ranking: the queries)."""
     model.train_time = time.perf_counter() - start
     for name, section in model.file_sections():
         if isinstance(section, np.ndarray) and not np.all(np.isfinite(section)):
@@ -110,14 +117,20 @@ def finish_model(model, params, n_rows, start):
                                 "scale the features (e.g. with svm-scale) or change -c/-l")
     results = model.fit_results
     model.header = params.header() + [
-        ("lambda_used", params.resolved_lambda(n_rows)),
-        ("C_used", params.resolved_C(n_rows)),
+        ("lambda_used", params.resolved_lambda(n_rows if n_reg is None else n_reg)),
+        ("C_used", params.resolved_C(n_rows if n_reg is None else n_reg)),
         ("n_train", n_rows),
         ("objective", [r.objective for r in results]),
         ("n_iter", [r.n_iter for r in results]),
         ("converged", all(r.converged for r in results)),
     ]
     return model
+
+
+def check_queries(data, source):
+    """Ranking data needs qid: on its rows (InputFormatError naming ``source`` otherwise).
+    Rows of a query need not be contiguous: they are grouped by qid."""
+    check_queries_in(data.qid, source)
 
 
 def check_magnitudes(data, source, row_base=0):
@@ -166,9 +179,10 @@ def cross_validate(data, params, folds, log=None, source=None):
 
 
 def cross_val_predict(data, params, folds, source=None):
-    """The out-of-fold prediction of every row (labels, or regression values):
-    each fold predicted by the model trained on the others; folds drawn from
-    params.seed. ``data`` is a Chunk or a path."""
+    """The out-of-fold prediction of every row (labels, or regression or
+    ranking scores): each fold predicted by the model trained on the others;
+    folds drawn from params.seed (for ranking whole queries: a query is
+    never split). ``data`` is a Chunk or a path."""
     if folds < 2:
         raise ParameterError(f"-v needs at least 2 folds (got {folds})")
     if not isinstance(data, Chunk):
@@ -178,7 +192,10 @@ def cross_val_predict(data, params, folds, source=None):
     if folds > n:
         raise ParameterError(f"-v {folds}: more folds than the {n} training rows")
     rng = np.random.default_rng(params.seed)
-    fold_of = rng.permutation(n) % folds
+    if params.task == RANKING:
+        fold_of = query_folds(data.qid, folds, rng, source)
+    else:
+        fold_of = rng.permutation(n) % folds
     pred = np.empty(n, np.float64)
     d = data.n_features
     for k in range(folds):
@@ -187,3 +204,22 @@ def cross_val_predict(data, params, folds, source=None):
         model = train(take_rows(data, train_rows), params, log=None, n_features=d, source=source)
         pred[test_rows] = model.predict(take_rows(data, test_rows))
     return pred
+
+
+def query_folds(qid, folds, rng, source=None):
+    """The fold (0 .. folds-1) of each row when whole queries are dealt to
+    ``folds`` folds in a random order (each fold gets every folds-th query
+    of the permutation). ParameterError when there are fewer queries than folds."""
+    check_queries_in(qid, source)
+    uniq, inverse = np.unique(qid, return_inverse=True)
+    if folds > len(uniq):
+        raise ParameterError(f"-v {folds}: more folds than the {len(uniq)} queries (ranking folds keep queries whole)")
+    fold_of_query = np.empty(len(uniq), np.int64)
+    fold_of_query[rng.permutation(len(uniq))] = np.arange(len(uniq)) % folds
+    return fold_of_query[inverse]
+
+
+def check_queries_in(qid, source):
+    if qid is None or not np.any(qid):
+        raise InputFormatError(source or "<data>", None, "--task p (ranking) needs qid: on the rows "
+                               "(LABEL qid:Q INDEX:VALUE ...); this file has none")

@@ -67,8 +67,11 @@ def _precompile(ctx, _param, value):
               help="c classification, r regression, p preference ranking, o one-class (SVMlight's -z).")
 @click.option("--loss", type=click.Choice(ALL_LOSSES), metavar="LOSS",
               help="Classification: hinge (default), squared-hinge; regression: epsilon-insensitive (default), "
-              "squared-epsilon-insensitive.")
+              "squared-epsilon-insensitive; ranking: pairwise-hinge.")
 @click.option("-p", "epsilon", type=float, help="Regression: width of the epsilon-insensitive tube (default 0.1).")
+@click.option("--rank-c", type=click.Choice(["svm_rank", "svmlight"]),
+              help="Ranking: -c is svm_rank's C (pair cost C/number of queries; the default) or "
+              "SVMlight's -z p C (pair cost C).")
 @click.option("-w", "class_weights", type=(float, float), multiple=True, metavar="LABEL WEIGHT",
               help="Multiply C of class LABEL by WEIGHT (dcd, ocas, asset; LIBLINEAR's -wi). Repeatable.")
 @click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")
@@ -199,7 +202,7 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
             from ..io.cache import default_cache_path, load_or_build
             data = load_or_build(train_file, cache or default_cache_path(train_file), read,
                                  log=lambda s: click.echo(f"svm-train: {s}", err=True))
-    if not quiet:
+    if not quiet and params.task != "p":
         warn_qid(data, display_name(train_file))
 
     if folds is not None:
@@ -229,6 +232,9 @@ def _cross_validation_lines(data, params, folds, source):
     pred = cross_val_predict(data, params, folds, source=source)
     if params.task == "r":
         return regression_summary(pred, data.labels).line("Cross Validation ")
+    if params.task == "p":
+        from ..ranking import ranking_summary
+        return ranking_summary(pred, data.labels, data.qid).line("Cross Validation ")
     return "Cross Validation Accuracy = %g%%" % (100.0 * float(np.mean(pred == data.labels)))
 
 
@@ -326,6 +332,9 @@ def _summary(model, params, echo, log):
             sv = f", nSV = {r.info['n_sv']}" if "n_sv" in r.info else ""
             log(f"class {label:g}: #iter = {r.n_iter}, Objective value = {r.objective:.10g}{sv}")
     what = "regression" if params.task == "r" else f"{len(model.labels)} classes"
+    if params.task == "p":
+        info = results[0].info
+        what = f"ranking ({info.get('n_queries', 0)} queries, {info.get('n_pairs', 0)} pairs)"
     echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, {what}, "
          f"lambda = {lam:.6g} (C = {header['C_used']:.6g}): " + ", ".join(fields))
 
