@@ -234,6 +234,8 @@ def write_liblinear_model(model, path):
     """Write a LinearModel (binary, one-vs-rest or regression) as a LIBLINEAR model file."""
     if getattr(model, "task", "c") == "r":
         return _write_regression(model, path)
+    if getattr(model, "task", "c") == "p":
+        raise ParameterError("LIBLINEAR model files hold no ranking models (--task p): use the svmtrain format")
     labels = np.asarray(model.labels, np.float64)
     int_labels = []
     for v in labels:
