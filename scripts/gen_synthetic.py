@@ -17,7 +17,16 @@ With ``--task r`` the label is a regression target instead: ``w . x`` plus
 Gaussian noise of standard deviation ``--noise`` (default then 0.1), written
 with six decimals (``-1.234567``; |y| is clipped below 1000).
 
-The same (rows, features, nnz_per_row, seed, noise, task) always give the same
+Ranking mode (``--queries Q``): the rows are split into Q contiguous
+queries of varying size (Q - 1 distinct random cut points), each row
+carries ``qid:K`` (1-based), and the label is a graded relevance 0-3: the
+hidden score ``w . x`` plus Gaussian noise of ``--noise`` times the score's
+standard deviation (in this mode --noise is that ratio), cut at the
+score's 50 %, 80 % and 95 % quantiles (of each block of rows), so 0 is the
+most frequent grade and 3 the rarest. ``svm-train -s ocas --task p`` trains
+on it.
+
+The same (rows, features, nnz_per_row, seed, noise, task, queries) always give the same
 bytes. The text is assembled with vectorised NumPy, block by block (no Python
 loop per row), and written to ``PATH.tmp`` first, then renamed, so a file
 that exists is complete.
@@ -38,6 +47,18 @@ PAD = 0xFF  # never appears in the output text; removed before writing
 
 def _ndigits(x):
     return len(str(int(x)))
+
+
+def _put_digits(M, rows, col, numbers, nd):
+    """Write the decimal ``numbers`` (>= 1) left-aligned from column ``col``
+    of rows ``rows`` of M, at most nd digits, no leading zeros (PAD there)."""
+    for d in range(nd):
+        p = 10 ** (nd - 1 - d)
+        digit = (numbers // p) % 10
+        c = (48 + digit).astype(np.uint8)
+        if d < nd - 1:
+            c[numbers < p] = PAD
+        M[rows, col + d] = c
 
 
 def _fixed6(y, width):
@@ -63,8 +84,9 @@ def _fixed6(y, width):
     return out
 
 
-def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c"):
-    """The bytes (uint8 array) of one block of ``rows`` rows."""
+def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c", qid=None, nq=0):
+    """The bytes (uint8 array) of one block of ``rows`` rows; with ``qid``
+    (int64[rows], 1-based) ranking rows 'REL qid:K ...' (``nq`` digits of K)."""
     k = np.maximum(rng.poisson(nnz_per_row, size=rows), 1)
     row_of = np.repeat(np.arange(rows, dtype=np.int64), k)
     # index = floor(features * u**skew): skew 1 is uniform, larger values make
@@ -84,7 +106,10 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c"):
     val = rng.integers(1, 1_000_000, size=nnz)  # value = val / 1e6, six decimals
 
     margin = np.bincount(row_of, weights=(val * 1e-6) * w[idx], minlength=rows)  # w . x
-    if task == "r":
+    if qid is not None:
+        noisy = margin + noise * (margin.std() or 1.0) * rng.standard_normal(rows)
+        relevance = np.searchsorted(np.quantile(noisy, [0.5, 0.8, 0.95]), noisy, side="right")
+    elif task == "r":
         target = np.clip(margin + noise * rng.standard_normal(rows), -999.0, 999.0)
     else:
         positive = margin > 0
@@ -95,11 +120,18 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c"):
     # cell, one cell per feature " IDX:0.DDDDDD" and a newline cell.
     nd = _ndigits(features)
     W = max(1 + nd + 1 + 8, 11)         # a feature cell; also holds a target ('-999.999999')
+    if qid is not None:
+        W = max(W, 7 + nq)                   # "R qid:K"
     ncells = 2 * rows + nnz
     M = np.full((ncells, W), PAD, np.uint8)
     first = np.zeros(rows, np.int64)
     first[1:] = np.cumsum(counts + 2)[:-1]   # label cell of each row
-    if task == "r":
+    if qid is not None:
+        M[first, 0] = 48 + relevance
+        for k, ch in enumerate(" qid:"):
+            M[first, 1 + k] = ord(ch)
+        _put_digits(M, first, 6, qid, nq)
+    elif task == "r":
         M[first] = _fixed6(target, W)
     else:
         M[first, 0] = np.where(positive, ord("+"), ord("-"))
@@ -129,9 +161,22 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c"):
     return flat[flat != PAD]
 
 
+def query_ids(rows, queries, seed):
+    """int64[rows]: the 1-based qid of each row, ``queries`` contiguous
+    queries of varying size (cut at queries - 1 distinct random rows)."""
+    queries = max(1, min(int(queries), rows))
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+    cuts = np.sort(rng.choice(np.arange(1, rows), size=queries - 1, replace=False)) if queries > 1 else []
+    q = np.zeros(rows, np.int64)
+    q[np.asarray(cuts, np.int64)] = 1
+    return np.cumsum(q) + 1
+
+
 def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
-             noise=None, compress=None, verbose=False, skew=2.0, first_block=0, task="c"):
+             noise=None, compress=None, verbose=False, skew=2.0, first_block=0, task="c", queries=None):
     """Write the synthetic file to ``path``; return its size in bytes.
+
+    ``queries``: ranking rows (see the module doc) in that many queries.
 
     ``compress`` is None or "xz" (xz compression is slow: a few MB/s).
     ``first_block`` numbers the first block of rows: a file with the same
@@ -147,6 +192,8 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
     # hidden model: standard normal weights on the 1% most frequent features
     # (the lowest indices), zero on the others
     w = root.standard_normal(features) * (np.arange(features) < max(1, features // 100))
+    qids = None if queries is None else query_ids(rows, queries, seed)
+    nq = 0 if qids is None else _ndigits(qids[-1])
     tmp = path + ".tmp"
     opener = (lambda p: lzma.open(p, "wb", preset=1)) if compress == "xz" else (lambda p: open(p, "wb"))
     t0 = time.perf_counter()
@@ -156,7 +203,8 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
         while done < rows:
             n = min(BLOCK_ROWS, rows - done)
             rng = np.random.default_rng(np.random.SeedSequence([seed, 1, first_block + b]))
-            text = _block_text(rng, w, n, features, nnz_per_row, noise, skew, task)
+            q = None if qids is None else qids[done:done + n]
+            text = _block_text(rng, w, n, features, nnz_per_row, noise, skew, task, q, nq)
             f.write(memoryview(text))
             done += n
             b += 1
@@ -185,13 +233,19 @@ def main(argv=None):
     ap.add_argument("--first-block", type=int, default=0,
                     help="number of the first block of rows: another value gives other rows of the same model "
                     "(a test set)")
+    ap.add_argument("--queries", type=int, default=None,
+                    help="ranking rows: relevance 0-3 and qid:, in this many queries of varying size "
+                    "(--noise is then the noise/score standard-deviation ratio)")
     ap.add_argument("--output", "-o", required=True)
     a = ap.parse_args(argv)
     if a.features < 1 or a.features > 2**31 - 1:
         ap.error("--features must be in 1..2147483647")
+    if a.queries is not None and a.task != "c":
+        ap.error("--queries writes ranking rows (relevance labels): leave out --task r")
     t0 = time.perf_counter()
     size = generate(a.output, a.rows, a.features, a.nnz_per_row, a.seed, a.noise,
-                    a.compress, verbose=True, skew=a.skew, first_block=a.first_block, task=a.task)
+                    a.compress, verbose=True, skew=a.skew, first_block=a.first_block, task=a.task,
+                    queries=a.queries)
     print(f"wrote {a.output}: {size / 1e6:.1f} MB in {time.perf_counter() - t0:.1f} s")
 
 

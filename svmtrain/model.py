@@ -65,8 +65,8 @@ class ScoredModel:
 
     def predict_from_scores(self, scores):
         """The prediction of each row: its original label, or for a regression
-        model (``task == "r"``: no labels, one column) its score."""
-        if getattr(self, "task", "c") == "r":
+        or ranking model (``task`` "r" or "p": no labels, one column) its score."""
+        if getattr(self, "task", "c") in ("r", "p"):
             return scores[:, 0].copy()
         return self.labels[self.predict_index(scores)]
 
@@ -84,7 +84,7 @@ class LinearModel(ScoredModel):
     b: np.ndarray = None        # float64[m], unregularised (-R) bias, zeros otherwise
     solver: str = ""
     header: list = field(default_factory=list)   # (key, value) pairs: parameters, objective, time...
-    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression, "o" one-class
+    task: str = "c"             # svmtrain.tasks: "c" classification, "r" regression, "p" ranking, "o" one-class
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, np.float64)
@@ -168,18 +168,19 @@ def read_platt(model, fields, header):
 def task_of_file(fields, header, labels, n_models, one_vs_one=False):
     """The task recorded in a model file's header ("c" when absent: files from
     before the task axis), after checking that labels and score columns fit
-    it: regression has no labels and one column; one-class (o) has labels
+    it: regression and ranking (p) have no labels and one column; one-class (o) has labels
     1 -1 and one column (+1 where the score is positive); classification's columns
     follow :func:`check_label_columns` (unless ``one_vs_one``, checked by the caller)."""
     task = str(dict(header).get("task", "c")).strip()
-    if task == "r":
+    if task in ("r", "p"):
         if n_models != 1 or len(labels) or one_vs_one:
-            fields.fail("n_models", "a regression model has one score column and no labels")
+            what = "regression" if task == "r" else "ranking"
+            fields.fail("n_models", f"a {what} model has one score column and no labels")
     elif task == "o":
         if n_models != 1 or one_vs_one or list(labels) != [1.0, -1.0]:
             fields.fail("n_models", "a one-class model has one score column and labels 1 -1")
     elif task != "c":
-        fields.fail("labels", f"a model's task must be c, r or o (got {task[:20]!r})")
+        fields.fail("labels", f"a model's task must be c, r, p or o (got {task[:20]!r})")
     elif not one_vs_one:
         check_label_columns(fields, labels, n_models)
     return task

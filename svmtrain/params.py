@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields
 import math
 
 from .errors import ParameterError
-from .tasks import DEFAULT_EPSILON, DEFAULT_NU, NAMES, ONE_CLASS, REGRESSION, check_supported, default_loss
+from .tasks import DEFAULT_EPSILON, DEFAULT_NU, NAMES, ONE_CLASS, RANKING, REGRESSION, check_supported, default_loss
 
 
 @dataclass
@@ -52,6 +52,7 @@ class TrainParams:
     eig_threshold: float = None  # --eig-threshold (nystrom)
     inner: str = None           # --inner pegasos | dcd
     strongly_convex: bool = False  # --strongly-convex (ASSET*)
+    rank_c: str = None          # --rank-c svm_rank | svmlight: C per query (C/Q per pair) or per pair (ranking)
 
     def __post_init__(self):
         if self.loss is None:
@@ -142,6 +143,11 @@ def _check_task(p):
     if p.task == ONE_CLASS and (p.C is not None or p.lam is not None):
         raise ParameterError(f"{'-c' if p.C is not None else '-l'} does not apply to the one-class SVM "
                              "(--task o): --nu sets its trade-off")
+    if p.rank_c is not None:
+        if p.task != RANKING:
+            raise ParameterError(f"--rank-c applies to ranking (-z p), not {NAMES.get(p.task, p.task)}")
+        if p.rank_c not in ("svm_rank", "svmlight"):
+            raise ParameterError(f"--rank-c must be svm_rank or svmlight (got {p.rank_c})")
 
 
 def _check_nu(p):

@@ -17,7 +17,8 @@ The groups, and what they cover:
 
 * ``reader``: the LIBSVM reader (in memory and threaded file reads), row
   selection (``-v``), linear scoring (serial and parallel) and model files;
-* ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp``), ``sbp``,
+* ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp`` and ranking,
+  ``--task p``, with its measures), ``sbp``,
   ``kernel-pegasos`` (``-s pegasos -t 2``), ``asset`` (Nystrom and Fourier
   maps, ``--inner pegasos|dcd``): training and the scoring of their models,
   regression (``--task r``) and one-class (``--task o``) where the solver trains them;
@@ -167,6 +168,25 @@ def _ocas(tmp):
     for kw in ({}, {"ocas_method": "cp"}, {"bias": 1.0}):
         _train_and_score(chunk, tmp, solver="ocas", **kw)
     _train_and_score(_chunk(n_classes=3), tmp, solver="ocas")
+    _ranking(tmp)
+
+
+def _ranking(tmp):
+    """-s ocas --task p (both methods), its measures, and the parallel pair pass
+    that only data of PARALLEL_MIN_NNZ / 4 rows or more uses."""
+    from .ranking import QueryGroups
+    from .solvers import _ranking_kernels as KR
+    chunk = _chunk(n_classes=4)
+    chunk.qid = np.repeat(np.arange(1, 7), 8).astype(np.int64)
+    chunk.labels = np.abs(chunk.labels) - 1.0
+    for kw in ({}, {"ocas_method": "cp"}):
+        _train_and_score(chunk, tmp, solver="ocas", task="p", **kw)
+    g = QueryGroups.build(chunk.qid, chunk.labels)
+    n, L, Q = chunk.n_rows, g.lptr[-1], g.n_queries
+    for margin, strict in ((1.0, True), (0.0, False)):
+        KR.pair_pass_parallel(np.linspace(0.0, 1.0, n), g.lev, g.order, g.qptr, g.lptr, margin, strict,
+                              np.zeros(n), np.empty(n), np.empty(n, np.int64), np.zeros(L, np.int64),
+                              np.zeros(L, np.int64), np.zeros(L, np.int64), np.zeros(Q, np.int64), np.zeros(Q))
 
 
 def _sbp(tmp):

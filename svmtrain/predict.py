@@ -89,13 +89,19 @@ def predict_stream(chunks, model, out, decision_values=False, probabilities=Fals
     the model's label order (one score for a binary model). With
     ``probabilities`` (``-b 1``; models with probability information only,
     else ParameterError) the output is LIBLINEAR's and LIBSVM's: a ``labels
-    ...`` line, then per row the label and each label's probability, ``%g``. Returns a PredictionSummary
-    against the labels in the data; for a regression model one value per
-    line (``%.17g``, as LIBSVM and LIBLINEAR) and a RegressionSummary
-    against the targets.
+    ...`` line, then per row the label and each label's probability, ``%g``.
+    Returns a PredictionSummary against the labels in the data; for a
+    regression model one value per line (``%.17g``, as LIBSVM and LIBLINEAR)
+    and a RegressionSummary against the targets; for a ranking model (task
+    "p") one score per line (``%.17g``) and a
+    :class:`svmtrain.ranking.RankingSummary` (pair accuracy, NDCG@10) against
+    the relevance labels and qid: of the rows.
     """
-    if getattr(model, "task", "c") == "r":
+    task = getattr(model, "task", "c")
+    if task == "r":
         return _predict_values(chunks, model, out, decision_values)
+    if task == "p":
+        return _predict_ranking(chunks, model, out)
     if probabilities:
         return _predict_probabilities(chunks, model, out)
     summary = PredictionSummary()
@@ -152,3 +158,24 @@ def _predict_probabilities(chunks, model, out):
         out.write("\n".join(" ".join(row) for row in zip(*(c.tolist() for c in cols))))
         out.write("\n")
     return summary
+
+
+def _predict_ranking(chunks, model, out):
+    """A ranking model's scores, one per line, written chunk by chunk. The
+    measures need whole queries and a query may span chunks (or, ungrouped,
+    the whole file), so the labels, qids and scores are kept (24 bytes a
+    row) and measured at the end; rows without qid: are one query (qid 0)."""
+    from .ranking import ranking_summary
+    labels, qids, scores = [], [], []
+    for chunk in chunks:
+        if chunk.n_rows == 0:
+            continue
+        pred = model.predict_from_scores(model.decision_function(chunk))
+        labels.append(chunk.labels)
+        qids.append(chunk.qid if chunk.qid is not None else np.zeros(chunk.n_rows, np.int64))
+        scores.append(pred)
+        out.write("\n".join(np.char.mod("%.17g", pred).tolist()))
+        out.write("\n")
+    if not scores:
+        return ranking_summary(np.zeros(0), np.zeros(0), np.zeros(0, np.int64))
+    return ranking_summary(np.concatenate(scores), np.concatenate(labels), np.concatenate(qids))

@@ -355,6 +355,8 @@ class _StreamSolver:
 
 def check_streamable(params):
     """ParameterError unless ``params`` names a solver that can stream."""
+    if params.task == "p":
+        raise ParameterError("--task p (ranking) trains in memory only; it cannot be combined with --stream")
     if params.solver not in STREAMED:
         raise ParameterError(f"-s {params.solver} trains in memory only; --stream works with "
                              f"{', '.join(STREAMED)}")

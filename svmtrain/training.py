@@ -15,7 +15,7 @@ from .model import LinearModel
 from .params import check_params
 from .solvers import get_solver
 from .solvers.base import for_problem, split_progress, with_defaults
-from .tasks import NAMES, ONE_CLASS, REGRESSION
+from .tasks import CLASSIFICATION, NAMES, ONE_CLASS, RANKING, REGRESSION
 
 ONE_CLASS_LABELS = np.array([1.0, -1.0])    # a one-class model predicts +1 (inside) or -1 (outside)
 
@@ -56,13 +56,14 @@ def check_class_weights(params, order):
 def task_problems(labels, params):
     """(label order, [(y, class_cost)] per weight column) of ``params.task``:
     classification makes one binary problem (y in {+1, -1}) per column in
-    LIBLINEAR's label order; regression one problem on the targets, no labels;
-    the one-class SVM one problem whose y (all +1) the solver ignores, and
-    the labels (+1, -1) of its prediction (the file's labels are not used,
-    as in LIBSVM and LIBLINEAR)."""
-    if params.task in (REGRESSION, ONE_CLASS) and params.class_weights:
+    LIBLINEAR's label order; regression one problem on the targets, ranking
+    one problem on the relevance labels (its queries are the data's qid),
+    both without labels; the one-class SVM one problem whose y (all +1) the
+    solver ignores, and the labels (+1, -1) of its prediction (the file's
+    labels are not used, as in LIBSVM and LIBLINEAR)."""
+    if params.task != CLASSIFICATION and params.class_weights:
         raise ParameterError(f"-w (class weights) applies to classification, not {NAMES[params.task]}")
-    if params.task == REGRESSION:
+    if params.task in (REGRESSION, RANKING):
         return np.empty(0, np.float64), [(np.asarray(labels, np.float64), (1.0, 1.0))]
     if params.task == ONE_CLASS:
         return ONE_CLASS_LABELS.copy(), [(np.ones(len(labels), np.float64), (1.0, 1.0))]
@@ -93,6 +94,8 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
     if data.n_rows == 0:
         raise InputFormatError(source, None, "the training set is empty (no data lines)")
     check_magnitudes(data, source)
+    if params.task == RANKING:
+        check_queries(data, source)
     solver = get_solver(params.solver, params.kernel_type)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
     d = data.n_features if n_features is None else int(n_features)
@@ -110,12 +113,14 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
     if params.probability:
         from .probability import fit_platt
         fit_platt(data, params, model, train, source=source)
-    return finish_model(model, params, data.n_rows, start)
+    n_reg = len(np.unique(data.qid)) if params.task == RANKING else None
+    return finish_model(model, params, data.n_rows, start, n_reg=n_reg)
 
 
-def finish_model(model, params, n_rows, start):
+def finish_model(model, params, n_rows, start, n_reg=None):
     """Record the training time (since ``start``) and the header; check that
-    every number of the model is finite (otherwise SvmtrainError)."""
+    every number of the model is finite (otherwise SvmtrainError).
+    ``n_reg``: the n of lambda = 1/(n C) when not the rows (ranking: the queries)."""
     model.train_time = time.perf_counter() - start
     for name, section in model.file_sections():
         if isinstance(section, np.ndarray) and not np.all(np.isfinite(section)):
@@ -123,14 +128,20 @@ def finish_model(model, params, n_rows, start):
                                 "scale the features (e.g. with svm-scale) or change -c/-l")
     results = model.fit_results
     model.header = params.header() + [
-        ("lambda_used", params.resolved_lambda(n_rows)),
-        ("C_used", params.resolved_C(n_rows)),
+        ("lambda_used", params.resolved_lambda(n_rows if n_reg is None else n_reg)),
+        ("C_used", params.resolved_C(n_rows if n_reg is None else n_reg)),
         ("n_train", n_rows),
         ("objective", [r.objective for r in results]),
         ("n_iter", [r.n_iter for r in results]),
         ("converged", all(r.converged for r in results)),
     ]
     return model
+
+
+def check_queries(data, source):
+    """Ranking data needs qid: on its rows (InputFormatError naming ``source`` otherwise).
+    Rows of a query need not be contiguous: they are grouped by qid."""
+    check_queries_in(data.qid, source)
 
 
 def check_magnitudes(data, source, row_base=0):
@@ -179,9 +190,10 @@ def cross_validate(data, params, folds, log=None, source=None):
 
 
 def cross_val_predict(data, params, folds, source=None):
-    """The out-of-fold prediction of every row (labels, or regression values):
-    each fold predicted by the model trained on the others; folds drawn from
-    params.seed. ``data`` is a Chunk or a path."""
+    """The out-of-fold prediction of every row (labels, or regression or
+    ranking scores): each fold predicted by the model trained on the others;
+    folds drawn from params.seed (for ranking whole queries: a query is
+    never split). ``data`` is a Chunk or a path."""
     if folds < 2:
         raise ParameterError(f"-v needs at least 2 folds (got {folds})")
     if not isinstance(data, Chunk):
@@ -191,7 +203,10 @@ def cross_val_predict(data, params, folds, source=None):
     if folds > n:
         raise ParameterError(f"-v {folds}: more folds than the {n} training rows")
     rng = np.random.default_rng(params.seed)
-    fold_of = rng.permutation(n) % folds
+    if params.task == RANKING:
+        fold_of = query_folds(data.qid, folds, rng, source)
+    else:
+        fold_of = rng.permutation(n) % folds
     pred = np.empty(n, np.float64)
     params = dataclasses.replace(params, probability=False)     # labels only: no sigmoids to fit
     d = data.n_features
@@ -201,3 +216,22 @@ def cross_val_predict(data, params, folds, source=None):
         model = train(take_rows(data, train_rows), params, log=None, n_features=d, source=source)
         pred[test_rows] = model.predict(take_rows(data, test_rows))
     return pred
+
+
+def query_folds(qid, folds, rng, source=None):
+    """The fold (0 .. folds-1) of each row when whole queries are dealt to
+    ``folds`` folds in a random order (each fold gets every folds-th query
+    of the permutation). ParameterError when there are fewer queries than folds."""
+    check_queries_in(qid, source)
+    uniq, inverse = np.unique(qid, return_inverse=True)
+    if folds > len(uniq):
+        raise ParameterError(f"-v {folds}: more folds than the {len(uniq)} queries (ranking folds keep queries whole)")
+    fold_of_query = np.empty(len(uniq), np.int64)
+    fold_of_query[rng.permutation(len(uniq))] = np.arange(len(uniq)) % folds
+    return fold_of_query[inverse]
+
+
+def check_queries_in(qid, source):
+    if qid is None or not np.any(qid):
+        raise InputFormatError(source or "<data>", None, "--task p (ranking) needs qid: on the rows "
+                               "(LABEL qid:Q INDEX:VALUE ...); this file has none")

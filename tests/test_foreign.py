@@ -96,7 +96,6 @@ REFUSES = [
     ("svmtrain", "-s ocas -g 0.5", "use -s sbp or -s asset"),
     ("svmtrain", "-s 3 --loss squared-hinge", "contradicts --loss"),
     ("SVMlight", "-z r -c 1", "-b 0 trains it without a bias"),
-    ("SVMlight", "-z p -c 1 -b 0", "ranking (--task p)"),
     ("SVMlight", "-z c -c 1 -p 0.5", "transduction"),
     ("LIBSVM", "-s 0 -t 2 -p 0.1", "-p (epsilon) applies to regression"),
     ("SVMlight", "-z c -j 2", "give -c C"),

@@ -58,6 +58,8 @@ def predict_on_cluster(test_file, model_file, output_file, output_dir, decision_
             if out_path != "-" and same_file(out_path, other):
                 raise ParameterError(f"output {out_path} is the same file as {other}; refusing to overwrite it")
     model = load_model(model_file)
+    if getattr(model, "task", "c") == "p":
+        raise ParameterError("a ranking model's measures need whole queries: predict without --engine dask")
     with connect(scheduler) as client:
         if output_dir is not None:
             summary = predict(specs, model, client, output_dir=output_dir, decision_values=decision_values,

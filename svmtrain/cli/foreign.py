@@ -359,11 +359,14 @@ def _svmlight_defaults(line):
     line.drop("-b")
     task = line.value("--task") or "c"
     if line.has("-s") or task != "c":
-        if task != "c" and b == "1" and solvers_for(task):
+        # ranking: the bias cancels in every pair difference, so -b 1 and -b 0 are the same problem
+        if task not in ("c", "p") and b == "1" and solvers_for(task):
             raise ParameterError(f"-z {task} with SVMlight's biased hyperplane (-b 1, its default) has no "
-                                 "equivalent yet: -b 0 trains it without a bias (-s dcd)")
-        if task != "c" and not line.has("-s"):
-            line.options.insert(0, ["-s", ["dcd"]])
+                                 f"equivalent yet: -b 0 trains it without a bias (-s {solvers_for(task)[0]})")
+        if task != "c" and not line.has("-s") and solvers_for(task):
+            line.options.insert(0, ["-s", [solvers_for(task)[0]]])
+        if task == "p" and not line.has("--rank-c"):
+            line.options.append(["--rank-c", ["svmlight"]])     # SVMlight's C is per pair
         return
     if b == "1":            # the biased hyperplane: the kernel solver's unregularised bias
         line.options.insert(0, ["-s", [KERNEL_SOLVER]])

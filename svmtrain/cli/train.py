@@ -66,11 +66,15 @@ def _precompile(ctx, _param, value):
               help="Average the iterates of the last half of the run (pegasos, asset; default on).")
 @click.option("--task", type=click.Choice(list(TASKS)), default="c", show_default=True,
               help="c classification, r regression, p preference ranking, o one-class (SVMlight's -z; "
-              "o: -s dcd, or -s asset --inner dcd for a kernel; labels ignored, --nu).")
+              "p: -s ocas, relevance labels and qid; o: -s dcd, or -s asset --inner dcd for a kernel; "
+              "labels ignored, --nu).")
 @click.option("--loss", type=click.Choice(ALL_LOSSES), metavar="LOSS",
               help="Classification: hinge (default), squared-hinge; regression: epsilon-insensitive (default), "
-              "squared-epsilon-insensitive; one-class: one-class.")
+              "squared-epsilon-insensitive; ranking: pairwise-hinge; one-class: one-class.")
 @click.option("-p", "epsilon", type=float, help="Regression: width of the epsilon-insensitive tube (default 0.1).")
+@click.option("--rank-c", type=click.Choice(["svm_rank", "svmlight"]),
+              help="Ranking: -c is svm_rank's C (pair cost C/number of queries; the default) or "
+              "SVMlight's -z p C (pair cost C).")
 @click.option("-w", "class_weights", type=(float, float), multiple=True, metavar="LABEL WEIGHT",
               help="Multiply C of class LABEL by WEIGHT (dcd, ocas, asset; LIBLINEAR's -wi). Repeatable.")
 @click.option("-b", "probability", type=click.IntRange(0, 1), default=0, callback=lambda _c, _p, v: bool(v),
@@ -206,7 +210,7 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
             from ..io.cache import default_cache_path, load_or_build
             data = load_or_build(train_file, cache or default_cache_path(train_file), read,
                                  log=lambda s: click.echo(f"svm-train: {s}", err=True))
-    if not quiet:
+    if not quiet and params.task != "p":
         warn_qid(data, display_name(train_file))
 
     if folds is not None:
@@ -238,6 +242,9 @@ def _cross_validation_lines(data, params, folds, source):
     pred = cross_val_predict(data, params, folds, source=source)
     if params.task == "r":
         return regression_summary(pred, data.labels).line("Cross Validation ")
+    if params.task == "p":
+        from ..ranking import ranking_summary
+        return ranking_summary(pred, data.labels, data.qid).line("Cross Validation ")
     return "Cross Validation Accuracy = %g%%" % (100.0 * float(np.mean(pred == data.labels)))
 
 
@@ -337,6 +344,9 @@ def _summary(model, params, echo, log):
             sv = f", nSV = {r.info['n_sv']}" if "n_sv" in r.info else ""
             log(f"class {label:g}: #iter = {r.n_iter}, Objective value = {r.objective:.10g}{sv}")
     what = "regression" if params.task == "r" else f"{len(model.labels)} classes"
+    if params.task == "p":
+        info = results[0].info
+        what = f"ranking ({info.get('n_queries', 0)} queries, {info.get('n_pairs', 0)} pairs)"
     echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, {what}, "
          f"lambda = {lam:.6g} (C = {header['C_used']:.6g}): " + ", ".join(fields))
 

@@ -22,6 +22,8 @@ SOLVERS = {"ocas": ocas, "pegasos": pegasos}
 
 def check_supported(params):
     """ParameterError unless the Dask engine can train ``params``."""
+    if params.task == "p":
+        raise ParameterError("--task p (ranking) trains in memory only; it cannot be combined with --engine dask")
     if params.solver not in SOLVERS:
         raise ParameterError(f"--engine dask trains -s ocas and -s pegasos (got -s {params.solver})")
     if params.kernel_type not in (None, 0):

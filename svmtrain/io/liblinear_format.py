@@ -247,6 +247,8 @@ def write_liblinear_model(model, path):
         return _write_regression(model, path)
     if getattr(model, "task", "c") == "o":
         return _write_one_class(model, path)
+    if getattr(model, "task", "c") == "p":
+        raise ParameterError("LIBLINEAR model files hold no ranking models (--task p): use the svmtrain format")
     labels = np.asarray(model.labels, np.float64)
     int_labels = []
     for v in labels:
