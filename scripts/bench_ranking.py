@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 def problem(n, queries, features, nnz_per_row, seed=1):
     """A ranking Chunk of n rows (see the module doc)."""
-    from svmtrain.dataset import Chunk
+    from svmtrain.data.dataset import Chunk
     rng = np.random.default_rng(seed)
     k = np.maximum(rng.poisson(nnz_per_row, n), 1)
     indptr = np.r_[0, np.cumsum(k)].astype(np.int64)

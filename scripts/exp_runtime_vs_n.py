@@ -59,7 +59,7 @@ def main():
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--workdir", default=os.path.join(E.L.ROOT, "bench-data"))
     args = ap.parse_args()
-    from svmtrain.dataset import take_rows
+    from svmtrain.data.dataset import take_rows
     train, test = E.L.synthetic(args.workdir, max(args.sizes), args.features, args.nnz, args.test_rows)
     full, T = E.read(train), E.read(test)
     print(f"{NAME}: lambda {args.lam:g}, target test error {args.target:g}; load {E.L.load_average()}")

@@ -324,7 +324,7 @@ def _check_error(e, data, name=NAME):
 
 
 def check_chunk(c):
-    """The data contract of svmtrain.dataset.Chunk."""
+    """The data contract of svmtrain.data.dataset.Chunk."""
     want = {"labels": np.float64, "indptr": np.int64, "indices": np.int32,
             "values": np.float64, "qid": np.int64}
     for f, dt in want.items():

@@ -46,7 +46,7 @@ AFTER_READER = ("stream", "scale")
 def _chunk(n=48, d=7, n_classes=2, seed=0):
     """A small deterministic Chunk with the reader's dtypes (rows sorted, a
     few empty features, labels 1..n_classes with both signs of the margin)."""
-    from .dataset import Chunk
+    from .data.dataset import Chunk
     rng = np.random.RandomState(seed)
     labels = np.empty(n, np.float64)
     indptr = np.zeros(n + 1, np.int64)
@@ -116,7 +116,7 @@ def _train_and_score(chunk, tmp, **kw):
 
 # ------------------------------------------------------------------ groups
 def _reader(tmp):
-    from .dataset import take_rows
+    from .data.dataset import take_rows
     from .io.reader import iter_chunks, parse_bytes, read_libsvm
     from .model import LinearModel
     from .solvers._common import margins
@@ -243,7 +243,7 @@ def _scale(tmp):
 
 
 def _stream(tmp):
-    from .streaming import train_streamed
+    from .data.streaming import train_streamed
     chunk = _chunk()
     path = os.path.join(tmp, "stream.svm")
     with open(path, "w") as f:

@@ -3,7 +3,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dataset import Chunk
+from .data.dataset import Chunk
 from .errors import ParameterError
 
 

@@ -132,7 +132,7 @@ def fit_platt(data, params, model, train, source=None):
     svm_binary_svc_probability). Column c's positive rows are those of label
     c (binary: of labels[0]). A logistic model needs none and is left alone."""
     import dataclasses
-    from .dataset import take_rows
+    from .data.dataset import take_rows
     if getattr(model, "logistic", False):
         return model
     n = data.n_rows

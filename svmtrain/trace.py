@@ -85,8 +85,8 @@ def linear_snapshot(X, y, w_ext, b, bias, lam, iter, updates, cost=None, loss="h
 
 def kernel_snapshot(X, kernel, coef, b, y, scores, norm2, lam, iter, updates, kernel_evals):
     """The Snapshot of a kernel expansion sum_i coef_i K(x_i, .) + b over the rows of X."""
-    from .dataset import take_rows
-    from .kernel_model import KernelModel
+    from .data.dataset import take_rows
+    from .kernels.model import KernelModel
     sv = np.flatnonzero(coef)
     model = KernelModel(labels=[1.0, -1.0], SV=take_rows(X, sv), coef=coef[sv], b=[b], kernel=kernel,
                         n_features=X.n_features)

@@ -8,8 +8,8 @@ import time
 
 import numpy as np
 
-from ._dataset_kernels import first_above
-from .dataset import Chunk, take_rows
+from .data._dataset_kernels import first_above
+from .data.dataset import Chunk, take_rows
 from .errors import InputFormatError, ParameterError, SvmtrainError
 from .model import LinearModel
 from .params import check_params

@@ -1,6 +1,5 @@
 """-s asset: feature maps, Algorithm 1 against its NumPy twin, accuracy, model files."""
 import dataclasses
-import importlib.util
 import math
 
 import numpy as np
@@ -10,24 +9,19 @@ from click.testing import CliRunner
 from conftest import bundled
 from naive import dense
 import naive_asset as naive
-from svmtrain import feature_maps as fm
-from svmtrain._feature_map_kernels import fast_cos
+from svmtrain.kernels import feature_maps as fm
+from svmtrain.kernels._feature_map_kernels import fast_cos
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
-from svmtrain.dataset import Chunk, take_rows
+from svmtrain.data.dataset import Chunk, take_rows
 from svmtrain.errors import ParameterError
 from svmtrain.io.model_io import load_model, save_model
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernels import Kernel
+from svmtrain.kernels.functions import Kernel
 from svmtrain.params import TrainParams
 from svmtrain.solvers import _asset_kernels as K
 from svmtrain.solvers import asset
 from svmtrain.training import train
-
-HAVE_KERNEL_MODEL = importlib.util.find_spec("svmtrain.kernel_model") is not None
-needs_kernel_model = pytest.mark.skipif(
-    not HAVE_KERNEL_MODEL, reason="svmtrain/kernel_model.py (KernelModel, SBP engineer) not written yet; "
-    "Nystrom models are KernelModels")
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +106,7 @@ def test_landmark_kernel_rows_match_numpy(heart, code):
     fmap = fm.NystromMap(L, kern, 1e-8)
     rows = np.array([5, 0, 269, 17, 17], np.int64)
     Kx = np.empty((len(rows), L.n_rows))
-    from svmtrain._feature_map_kernels import landmark_kernel_rows
+    from svmtrain.kernels._feature_map_kernels import landmark_kernel_rows
     landmark_kernel_rows(heart.indptr, heart.indices, heart.values, rows, *fmap.by_feature(),
                          fmap.landmark_sq, *kern.params(), Kx)
     Xd = dense(heart, d)[rows]                            # ...which the rows have (it counts in |x|^2)
@@ -265,7 +259,6 @@ def test_nystrom_a9a_accuracy_through_the_map(a9a):
     assert np.mean(np.where(scores > 0, 1.0, -1.0) == Xt.labels) >= 0.845
 
 
-@needs_kernel_model
 def test_nystrom_a9a_accuracy_through_the_model(a9a):
     X, Xt = a9a
     model = train(X, params(approx="nystrom", dim=512, gamma=0.01, C=100.0))
@@ -377,7 +370,6 @@ def test_fourier_model_rejects_inconsistent_sections(tmp_path):
         load_model(tmp_path / "bad")
 
 
-@needs_kernel_model
 def test_nystrom_model_is_a_kernel_expansion_over_the_landmarks(tmp_path):
     data = blobs(60, [2, 5, 9])
     model = train(data, params(dim=40, gamma=0.3, C=10.0, kernel_type=1, degree=2, coef0=1.0))
@@ -410,10 +402,7 @@ def test_decision_function_is_independent_of_row_blocks(heart, monkeypatch):
     np.testing.assert_allclose(model.decision_function(heart), full, rtol=0, atol=1e-12)
 
 
-@needs_kernel_model
 def test_nystrom_libsvm_export_predicts_the_same_labels(tmp_path):
-    if importlib.util.find_spec("svmtrain.io.libsvm_format") is None:
-        pytest.skip("svmtrain/io/libsvm_format.py (write_libsvm_model, SBP engineer) not written yet")
     svmutil = pytest.importorskip("libsvm.svmutil", reason="libsvm-official not installed")
     data = str(bundled("heart_scale.xz"))
     common = ["-s", "asset", "-D", "60", "-g", "0.2", "-c", "5", "-q", data]

@@ -5,7 +5,7 @@ import scipy.sparse as sp
 
 from conftest import bundled
 from naive_dcd import naive_dcd, primal_C
-from svmtrain.dataset import Chunk
+from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams

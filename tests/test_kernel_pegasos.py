@@ -4,11 +4,11 @@ import pytest
 
 import naive_sbp as naive
 from conftest import bundled
-from svmtrain import kernels
+from svmtrain.kernels import functions as kernels
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernel_cache import KernelCache
-from svmtrain.kernel_model import KernelModel
+from svmtrain.kernels.cache import KernelCache
+from svmtrain.kernels.model import KernelModel
 from svmtrain.params import TrainParams
 from svmtrain.solvers import _kernel_pegasos_kernels as K
 from svmtrain.training import train

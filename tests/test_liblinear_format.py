@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 from conftest import bundled
-from svmtrain.dataset import Chunk
+from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ModelFormatError, ParameterError
 from svmtrain.io.liblinear_format import (is_liblinear_model, read_liblinear_model,
                                           write_liblinear_model)

@@ -11,7 +11,7 @@ from svmtrain.errors import ModelFormatError, ParameterError
 from svmtrain.io.libsvm_format import read_libsvm_model, write_libsvm_model
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernel_model import KernelModel
+from svmtrain.kernels.model import KernelModel
 from svmtrain.params import TrainParams
 from svmtrain.training import train
 
@@ -105,7 +105,7 @@ def test_debian_svm_predict_reads_our_file(tmp_path):
 def test_single_label_model_round_trip(tmp_path):
     X = heart()
     keep = np.flatnonzero(X.labels > 0)
-    from svmtrain.dataset import take_rows
+    from svmtrain.data.dataset import take_rows
     one = take_rows(X, keep)
     model = train(one, TrainParams(solver="sbp"))
     path = tmp_path / "one.model"

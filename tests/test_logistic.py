@@ -11,7 +11,7 @@ from conftest import bundled
 from reference import reset_c_rand
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
-from svmtrain.dataset import Chunk
+from svmtrain.data.dataset import Chunk
 from svmtrain.io.liblinear_format import write_liblinear_model
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm

@@ -129,7 +129,7 @@ class SparseKind:
 
 
 def test_sparse_section_round_trip(tmp_path, monkeypatch):
-    from svmtrain.dataset import Chunk
+    from svmtrain.data.dataset import Chunk
     monkeypatch.setitem(model_io.KINDS, "sparse-test", f"{__name__}:SparseKind")
     rows = Chunk(labels=np.zeros(3), indptr=np.array([0, 2, 2, 5]), indices=np.array([0, 7, 1, 2, 2**31 - 3], np.int32),
                  values=np.array([0.1, -2e-300, 3.0, 0.0, 1e300]), qid=np.zeros(3, np.int64))

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from svmtrain.dataset import Chunk
+from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams

@@ -11,7 +11,7 @@ from naive_oneclass import naive_oneclass
 from reference import reset_c_rand
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
-from svmtrain.dataset import Chunk
+from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.model_io import load_model, save_model
 from svmtrain.params import TrainParams

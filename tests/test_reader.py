@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from svmtrain.dataset import Chunk
+from svmtrain.data.dataset import Chunk
 from svmtrain.errors import InputFormatError
 from svmtrain.io import _reader_kernels as K
 from svmtrain.io.reader import (iter_chunks, open_source, parse_bytes,
@@ -417,7 +417,7 @@ def test_a9a_tiny_chunks_equal_one_chunk():
     assert all(1 <= c.n_rows <= 3 for c in chunks)
     assert sum(c.n_rows for c in chunks) == 32561
     assert chunks[-1].first_line == 32561 - chunks[-1].n_rows + 1
-    from svmtrain.dataset import concat_chunks
+    from svmtrain.data.dataset import concat_chunks
     assert_same(concat_chunks(chunks), arrays(whole))
     mid = list(iter_chunks(bundled("a9a.xz"), chunk_bytes=5000, chunk_rows=7))
     assert all(c.n_rows <= 7 for c in mid)
@@ -443,7 +443,7 @@ def test_messy_file_tiny_chunks(tmp_path):
     ref = naive_parse(data)
     whole = read_libsvm(p)
     assert_same(whole, ref)
-    from svmtrain.dataset import concat_chunks
+    from svmtrain.data.dataset import concat_chunks
     chunks = list(iter_chunks(p, chunk_bytes=64, chunk_rows=3))
     assert all(1 <= c.n_rows <= 3 for c in chunks)
     assert_same(concat_chunks(chunks), ref)
@@ -457,7 +457,7 @@ def test_threads_split_block_same_result():
     four = parse_bytes(data, threads=4)
     assert_same(two, arrays(one))
     assert_same(four, arrays(one))
-    from svmtrain.dataset import concat_chunks
+    from svmtrain.data.dataset import concat_chunks
     chunks = list(_iter_bytes(data, threads=2, chunk_rows=5000))
     assert len(chunks) > 7 and all(c.n_rows <= 5000 for c in chunks)
     assert_same(concat_chunks(chunks), arrays(one))

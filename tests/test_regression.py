@@ -9,7 +9,7 @@ from conftest import shared
 from reference import reset_c_rand
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
-from svmtrain.dataset import Chunk
+from svmtrain.data.dataset import Chunk
 from svmtrain.io.liblinear_format import read_liblinear_model, write_liblinear_model
 from svmtrain.io.model_io import load_model, save_model
 from svmtrain.params import TrainParams
@@ -258,7 +258,7 @@ def test_asset_kernel_regression_within_ten_percent_of_libsvm(tmp_path, approx):
 
 def test_asset_regression_on_concrete_scale(tmp_path):
     """Issue 18's figure: asset RBF test MSE within 10 % of LIBSVM -s 3 -t 2 (same C, gamma, epsilon)."""
-    from svmtrain.dataset import take_rows
+    from svmtrain.data.dataset import take_rows
     from svmtrain.io.reader import read_libsvm
     text = tmp_path / "concrete"
     text.write_bytes(lzma.decompress(shared("concrete_scale.xz").read_bytes()))
@@ -314,7 +314,7 @@ def test_gen_synthetic_regression_mode(tmp_path):
 @pytest.mark.parametrize("loss", LOSSES)
 def test_streamed_regression_reaches_the_in_memory_optimum(tmp_path, loss):
     """--stream: block minimization of the SVR dual, 4+ blocks, same optimum as in memory."""
-    from svmtrain.streaming import train_streamed
+    from svmtrain.data.streaming import train_streamed
     chunk, A = synthetic(n=2000, d=30, seed=4)
     write_text(tmp_path / "train", chunk)
     params = TrainParams(task="r", loss=loss, C=1.0, epsilon=0.1, eps=1e-6, bias=1.0, max_iter=100000)

@@ -188,7 +188,7 @@ def _ours(text, lower=-1.0, upper=1.0, y=None, ranges=None, chunk_rows=None):
         saved = Ranges.from_stats(stats, lower, upper, y).to_bytes().decode()
     c = parse_bytes(data)
     step = chunk_rows or max(c.n_rows, 1)
-    from svmtrain.dataset import Chunk
+    from svmtrain.data.dataset import Chunk
     chunks = [Chunk(c.labels[a:a + step], c.indptr[a:a + step + 1] - c.indptr[a],
                     c.indices[c.indptr[a]:c.indptr[min(a + step, c.n_rows)]],
                     c.values[c.indptr[a]:c.indptr[min(a + step, c.n_rows)]], c.qid[a:a + step])

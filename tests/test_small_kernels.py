@@ -164,8 +164,8 @@ def test_dense_and_map_kernels_serial_equal_parallel(monkeypatch):
     """Each kernel with a serial twin gives the same numbers with the
     parallel twin (forced by thresholds of 0)."""
     from svmtrain import _numba_options as opts
-    from svmtrain import kernels
-    from svmtrain._feature_map_kernels import fourier_rows, landmark_kernel_rows
+    from svmtrain.kernels import functions as kernels
+    from svmtrain.kernels._feature_map_kernels import fourier_rows, landmark_kernel_rows
     from svmtrain.solvers import _asset_kernels as KA
     rng = np.random.default_rng(5)
     X = read_libsvm(bundled("heart_scale.xz"))

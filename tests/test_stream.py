@@ -1,5 +1,5 @@
 """Out-of-core training (``--stream``, ``--memory-limit``, ``--shuffle-buffer``):
-svmtrain/streaming.py, the block reader and spool, and the streamed solvers.
+svmtrain/data/streaming.py, the block reader and spool, and the streamed solvers.
 
 The streamed runs read a9a (bundled) under a memory limit small enough to
 split it into several blocks, and are compared with independent references:
@@ -22,7 +22,7 @@ from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
 from svmtrain.solvers import _dcd_kernels as K
-from svmtrain.streaming import train_streamed
+from svmtrain.data.streaming import train_streamed
 from svmtrain.training import train
 from test_cli import write_blobs
 

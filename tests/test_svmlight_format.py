@@ -16,7 +16,7 @@ from svmtrain.errors import ModelFormatError
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import parse_bytes, read_libsvm
 from svmtrain.io.svmlight_format import read_svmlight_model
-from svmtrain.kernel_model import KernelModel
+from svmtrain.kernels.model import KernelModel
 from svmtrain.model import LinearModel
 from svmtrain.params import TrainParams
 from svmtrain.training import train

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from svmtrain.dataset import Chunk, take_rows
+from svmtrain.data.dataset import Chunk, take_rows
 from svmtrain.errors import ParameterError, SvmtrainError
 from svmtrain.params import TrainParams
 from svmtrain.training import cross_validate, label_order, train
@@ -83,7 +83,7 @@ def test_take_rows_matches_dense_indexing():
 
 
 def test_first_above_matches_numpy():
-    from svmtrain._dataset_kernels import first_above
+    from svmtrain.data._dataset_kernels import first_above
     rng = np.random.default_rng(0)
     for _ in range(20):
         v = rng.normal(size=50) * 10.0 ** rng.integers(0, 3, size=50)

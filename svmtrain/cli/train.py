@@ -275,9 +275,9 @@ def _finish(model, params, echo, log, record_time, model_file, model_format):
 
 
 def _train_streamed(train_file, cache, chunk_size, params, stream, show, log):
-    """The model of an out-of-core run (svmtrain.streaming)."""
+    """The model of an out-of-core run (svmtrain.data.streaming)."""
     from ..io.cache import default_cache_path
-    from ..streaming import train_streamed
+    from ..data.streaming import train_streamed
     cache_path = None if cache is None else (cache or default_cache_path(train_file))
     bars = [Progress(show, "reading", total=_size_of(train_file), unit="B", unit_scale=True)]
 

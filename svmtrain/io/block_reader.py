@@ -5,7 +5,7 @@ cache file (:mod:`svmtrain.io.cache`) or the five files of a spool
 (:mod:`svmtrain.io.spool`). :class:`ArrayFiles` says where each one lies;
 :func:`block_bounds` cuts the rows into blocks of at most a given number of
 bytes (reading the row pointers piece by piece); :class:`FileBlockSource`
-is the chunk source (see :mod:`svmtrain.chunk_source`) that reads a pass
+is the chunk source (see :mod:`svmtrain.data.chunk_source`) that reads a pass
 block by block with ``os.preadv`` into two reused sets of buffers; blocks
 of 8 MiB or more are read ahead on a helper thread while the solver works
 on the previous one. Memory: two blocks, whatever the size of the data; file pages live in
@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._dataset_kernels import first_above
-from ..dataset import Chunk
+from ..data._dataset_kernels import first_above
+from ..data.dataset import Chunk
 from .cache import ARRAYS, BLOCK, CacheInvalid, _gaps, read_layout
 
 _ITEM = {name: np.dtype(dt).itemsize for name, dt in ARRAYS}
@@ -120,7 +120,7 @@ class _Buffers:
 
 class FileBlockSource:
     """Chunk source over :class:`ArrayFiles` cut at ``bounds`` (see
-    :mod:`svmtrain.chunk_source`). ``ip_at``: the row pointer at each bound.
+    :mod:`svmtrain.data.chunk_source`). ``ip_at``: the row pointer at each bound.
     Holds two blocks' worth of buffers (the largest block's size each)."""
 
     def __init__(self, files, bounds, ip_at, prefetch=None):

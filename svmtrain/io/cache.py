@@ -1,7 +1,7 @@
 """Binary cache of a parsed training file (``svm-train --cache``).
 
 The first run parses the text and writes the CSR arrays of the resulting
-:class:`svmtrain.dataset.Chunk` to a cache file; later runs load that file
+:class:`svmtrain.data.dataset.Chunk` to a cache file; later runs load that file
 (read or memory-mapped) instead of parsing. A cache records the source it was built
 from (resolved path, size, ``mtime_ns``) and the svmtrain version; when any
 of them differs the cache is *stale*. A cache that fails any check of its
@@ -70,7 +70,7 @@ import zlib
 
 import numpy as np
 
-from ..dataset import Chunk
+from ..data.dataset import Chunk
 from ..errors import ParameterError
 from .atomic import atomic_write, same_file
 

@@ -22,7 +22,7 @@ sv_coef[i][s] K(x_s, x) - rho[p]; a positive value is a vote for i, and
 the class with the most votes (the first on ties) is predicted. With two
 classes this is one score, positive for ``label[0]``: exactly
 svmtrain's binary convention with b = -rho, so a binary
-:class:`~svmtrain.kernel_model.KernelModel` converts both ways. A
+:class:`~svmtrain.kernels.model.KernelModel` converts both ways. A
 one-vs-rest model of three or more classes has no one-vs-one form and is
 refused (ParameterError); a LIBSVM model of three or more classes is read
 as a KernelModel with ``decision = "ovo"`` (one score column per pair,
@@ -37,9 +37,9 @@ svmtrain's one-class models).
 """
 import numpy as np
 
-from ..dataset import Chunk
+from ..data.dataset import Chunk
 from ..errors import ModelFormatError, ParameterError
-from ..kernels import CODES, LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
+from ..kernels.functions import CODES, LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
 from .atomic import atomic_write
 
 CLASSIFIERS = ("c_svc", "nu_svc")
@@ -52,7 +52,7 @@ HEADER_KEYS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class"
 def write_libsvm_model(model, path):
     """Write a binary KernelModel as a LIBSVM c_svc model file, a regression one as
     epsilon_svr, a one-class one as one_class; atomically."""
-    from ..kernel_model import KernelModel
+    from ..kernels.model import KernelModel
     if not isinstance(model, KernelModel):
         raise ParameterError("--model-format libsvm writes kernel models (-s sbp, or -s pegasos with -t 1|2|3) "
                              "only; use --model-format liblinear for linear models")
@@ -204,7 +204,7 @@ def read_libsvm_model(path):
                 coef[sj, p] = sv_coef[sj, i]
                 p += 1
         b = -rho
-    from ..kernel_model import KernelModel
+    from ..kernels.model import KernelModel
     header = [("solver", f"libsvm-{svm_type}")]
     model = KernelModel(labels=labels.astype(np.float64), SV=SV, coef=coef, b=b,
                         kernel=Kernel(code, gamma, degree, coef0), n_features=SV.n_features,
@@ -217,7 +217,7 @@ def read_libsvm_model(path):
 def _single_model(path, hdr, lines, sv_line, svm_type, kernel):
     """An epsilon_svr / nu_svr / one_class model: f(x) = sum_s coef_s K(SV_s, x) - rho,
     the prediction itself, or for one_class +1 where positive, else -1."""
-    from ..kernel_model import KernelModel
+    from ..kernels.model import KernelModel
     total = int(hdr.numbers("total_sv", 1, integer=True)[0])
     if total < 0:
         hdr.fail("total_sv", f"total_sv must be >= 0 (got {total})")

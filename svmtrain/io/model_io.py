@@ -37,7 +37,7 @@ import importlib
 
 import numpy as np
 
-from ..dataset import Chunk
+from ..data.dataset import Chunk
 from ..errors import ModelFormatError
 from ..params import TrainParams
 from .atomic import atomic_write
@@ -49,8 +49,8 @@ FORMATS = "svmtrain, LIBLINEAR, LIBSVM or SVMlight"
 # kind -> "module:Class"; imported only when a file of that kind is read
 KINDS = {
     "linear": "svmtrain.model:LinearModel",
-    "kernel": "svmtrain.kernel_model:KernelModel",
-    "fourier": "svmtrain.feature_maps:FourierModel",
+    "kernel": "svmtrain.kernels.model:KernelModel",
+    "fourier": "svmtrain.kernels.feature_maps:FourierModel",
 }
 # informational keys any model may carry: every training parameter, and results
 # (a model class may add its own in INFO_KEYS)

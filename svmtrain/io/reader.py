@@ -7,7 +7,7 @@ Public API
     input). gzip, bzip2 and xz are recognised by their magic bytes, not by
     the file name, on standard input too.
 ``iter_chunks(path, chunk_rows=None, chunk_bytes=None, progress=None, threads=None)``
-    Iterator of :class:`svmtrain.dataset.Chunk`, streamed block by block.
+    Iterator of :class:`svmtrain.data.dataset.Chunk`, streamed block by block.
 ``read_libsvm(path, **same)``
     The whole file as one Chunk.
 ``parse_bytes(data, name="<bytes>", **same)``
@@ -54,7 +54,7 @@ from collections import deque
 
 import numpy as np
 
-from ..dataset import Chunk
+from ..data.dataset import Chunk
 from ..errors import InputFormatError
 from . import _reader_kernels as K
 

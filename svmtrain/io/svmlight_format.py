@@ -44,7 +44,7 @@ import re
 import numpy as np
 
 from ..errors import InputFormatError, ModelFormatError
-from ..kernels import LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
+from ..kernels.functions import LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
 from .liblinear_format import _parse_float, _parse_int
 
 SUPPORTED_MAJOR = (5, 6)          # versions whose model layout is the one above
@@ -108,7 +108,7 @@ def read_svmlight_model(path):
                         minlength=n_features)
         return LinearModel(labels=np.array([1.0, -1.0]), W=w.reshape(-1, 1), n_features=n_features,
                            bias=-1.0, b=np.array([-threshold]), solver=f"svmlight-{version}", header=header)
-    from ..kernel_model import KernelModel
+    from ..kernels.model import KernelModel
     gamma, coef0 = (g, 0.0) if code == RBF else (s, r)
     return KernelModel(labels=np.array([1.0, -1.0]), SV=SV, coef=alpha_y.reshape(-1, 1).copy(),
                        b=np.array([-threshold]), kernel=Kernel(code, gamma, degree, coef0),

@@ -1,6 +1,6 @@
 """Small numba kernels shared by the linear solvers.
 
-All take the CSR contract of ``svmtrain.dataset.Chunk`` (indptr int64,
+All take the CSR contract of ``svmtrain.data.dataset.Chunk`` (indptr int64,
 indices int32, values float64) and a weight vector ``w`` of length
 ``n_features + 1`` whose last entry multiplies the constant feature ``B``
 (``B = 0.0`` when the model has no ``-B`` bias).

@@ -26,7 +26,7 @@ from numba import njit
 
 from .. import _numba_options as _opts
 from .._numba_options import arg_index, by_size, serial_twin
-from ..kernel_cache import fetch, fetch_serial
+from ..kernels.cache import fetch, fetch_serial
 
 S_SCALE, S_NORM2, S_BIAS, S_OMEGA, S_NAVG, S_BSUM = range(6)
 STATE_SIZE = 6
@@ -44,7 +44,7 @@ def kpegasos_steps_kernel(draws, t0, lam, unreg_bias, avg_start, fold_below, y, 
     acc_beta: the flushed sums (see below); fold_below: s is folded into v
     and beta when it falls below this. The averaged responses are
     (acc_v + Omega v - r) / n_avg, the coefficients likewise. The cache
-    arguments are those of svmtrain.kernel_cache.fetch (rows of the training
+    arguments are those of svmtrain.kernels.cache.fetch (rows of the training
     set). Returns the number of kernel rows used.
     """
     n_steps, k = draws.shape

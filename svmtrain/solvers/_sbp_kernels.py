@@ -49,7 +49,7 @@ from numba import njit, prange
 from .. import _numba_options as _opts
 from .._numba_options import PRANGE, arg_index, by_size, serial_twin
 
-from ..kernel_cache import fetch, fetch_serial
+from ..kernels.cache import fetch, fetch_serial
 
 # scalar state (float64 vector) of the step loop
 S_SCALE, S_OMEGA, S_WEIGHT, S_STEP, S_ROWS, S_LEVEL, S_K = range(7)
@@ -333,7 +333,7 @@ def sbp_steps_kernel(n_steps, row_budget, bias, B, volume, eta0, max_kii, avg_po
     (which submerged points are drawn); rs: xorshift state (pivots); trace:
     int64[n_steps, L] receives the drawn rows when it has n_steps rows (pass
     shape (0, L) otherwise). The cache arguments are those of
-    svmtrain.kernel_cache.fetch. Returns the number of steps run.
+    svmtrain.kernels.cache.fetch. Returns the number of steps run.
     """
     n_train = a.shape[0]
     L = 2 * B if bias else B

@@ -1,7 +1,7 @@
 """``-s asset``: ASSET (Lee and Wright, ICPRAM 2012) -- kernel SVMs through
 low-dimensional feature maps and robust stochastic approximation.
 
-1. A feature map (``svmtrain.feature_maps``; ``--approx nystrom`` with
+1. A feature map (``svmtrain.kernels.feature_maps``; ``--approx nystrom`` with
    ``-D`` landmarks, or ``--approx fourier`` with ``-D`` random features)
    turns the kernel problem into a linear one, (PL), on d-dimensional rows
    V_i. The map is built once per run and shared by all one-vs-rest
@@ -18,8 +18,8 @@ low-dimensional feature maps and robust stochastic approximation.
    ``--inner pegasos|dcd`` instead hands the cached rows (as a CSR Chunk)
    to the linear solver of that name, with all of its flags.
 3. The model predicts without the training set: a
-   :class:`svmtrain.feature_maps.FourierModel` (z(x) W + b), or for Nystrom
-   a :class:`svmtrain.kernel_model.KernelModel` whose support vectors are
+   :class:`svmtrain.kernels.feature_maps.FourierModel` (z(x) W + b), or for Nystrom
+   a :class:`svmtrain.kernels.model.KernelModel` whose support vectors are
    the landmarks with coefficients alpha_S = Q_d D_d^{-1/2} gamma (the
    paper's section 2.4), writable in LIBSVM's format.
 
@@ -36,9 +36,9 @@ import os
 
 import numpy as np
 
-from ..dataset import Chunk
+from ..data.dataset import Chunk
 from ..errors import ParameterError
-from ..feature_maps import FourierMap, FourierModel, NystromMap, build_map
+from ..kernels.feature_maps import FourierMap, FourierModel, NystromMap, build_map
 from . import _asset_kernels as K
 from .base import FitResult, for_problem, with_defaults
 
@@ -215,7 +215,7 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
         model = FourierModel(labels=order, omega=fmap.omega, phases=fmap.phases, W=W, b=b,
                              n_features=n_features, solver=params.solver, task=params.task)
     else:
-        from ..kernel_model import KernelModel
+        from ..kernels.model import KernelModel
         model = KernelModel(order, fmap.landmarks, fmap.expansion(W), b, kernel, n_features,
                             params.solver, [], task=params.task)
     model.fit_results = results

@@ -14,11 +14,11 @@ import math
 
 import numpy as np
 
-from ..dataset import take_rows
+from ..data.dataset import take_rows
 from ..errors import ParameterError
-from ..kernel_cache import KernelCache
-from ..kernel_model import KernelModel
-from ..kernels import Kernel
+from ..kernels.cache import KernelCache
+from ..kernels.model import KernelModel
+from ..kernels.functions import Kernel
 from . import _kernel_pegasos_kernels as K
 from .base import FitResult, for_problem, segment_steps, split_progress
 from .sbp import threads

@@ -60,7 +60,7 @@ import time
 import numba
 import numpy as np
 
-from ..chunk_source import as_source, is_streamed
+from ..data.chunk_source import as_source, is_streamed
 from ..errors import ParameterError
 from . import _ocas_kernels as K
 from ._common import margins
@@ -201,7 +201,7 @@ def _check(X, y, n_features, params, class_cost):
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
     """Train one binary linear SVM (hinge loss) by OCAS; see the module doc.
 
-    ``X`` is a Chunk or a chunk source (:mod:`svmtrain.chunk_source`); from a
+    ``X`` is a Chunk or a chunk source (:mod:`svmtrain.data.chunk_source`); from a
     source each iteration reads every block once for the outputs and the
     blocks holding a row of the next cut (both passes are needed in memory
     as well); the per-row state (outputs, violator flags, line-search

@@ -30,7 +30,7 @@ import time
 import numba
 import numpy as np
 
-from ..chunk_source import is_streamed
+from ..data.chunk_source import is_streamed
 from ..errors import ParameterError
 from ..ranking import QueryGroups
 from . import _ocas_kernels as K

@@ -9,7 +9,7 @@ response with one kernel row per drawn point (eq. 3.4) and projects onto
 |w| <= 1 (|w|^2 = sum alpha_i c_i). The model is the running average of
 the iterates, rescaled by the water level of its responses so that its
 margin is 1 (Lemma 2.1). The numba kernels are in ``_sbp_kernels.py``;
-kernel rows come from an LRU :class:`svmtrain.kernel_cache.KernelCache` of
+kernel rows come from an LRU :class:`svmtrain.kernels.cache.KernelCache` of
 ``-m`` MB shared by all the one-vs-rest problems.
 
 Choices beyond the paper, each for speed or accuracy on real data:
@@ -53,11 +53,11 @@ import math
 import numba
 import numpy as np
 
-from ..dataset import take_rows
+from ..data.dataset import take_rows
 from ..errors import ParameterError
-from ..kernel_cache import KernelCache
-from ..kernel_model import KernelModel
-from ..kernels import Kernel, kernel_matrix, sq_norms
+from ..kernels.cache import KernelCache
+from ..kernels.model import KernelModel
+from ..kernels.functions import Kernel, kernel_matrix, sq_norms
 from . import _sbp_kernels as K
 from .base import FitResult, for_problem, split_progress
 

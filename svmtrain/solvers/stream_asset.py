@@ -27,7 +27,7 @@ then the projection; no dense copy of the landmarks, whatever the number
 of features.
 
 Memory (:func:`state_bytes`, :func:`mapped_bytes`; the plan is
-:func:`svmtrain.streaming.plan_memory`): per binary problem y, the loss
+:func:`svmtrain.data.streaming.plan_memory`): per binary problem y, the loss
 weights (16 bytes per row) and two (d+1)-vectors, the n margins of an
 objective pass, the map (Omega, or the landmarks and the projection);
 before the first epoch also the s x s matrices of the eigendecomposition
@@ -39,7 +39,7 @@ import dataclasses
 
 import numpy as np
 
-from ..dataset import Chunk
+from ..data.dataset import Chunk
 from ..errors import ParameterError
 from . import _asset_kernels as K
 from . import asset
@@ -120,7 +120,7 @@ class StreamedFeatures:
     def rows(self, rows):
         """float32[len(rows), d]: the feature rows of ``rows`` (sorted), read
         from their blocks and mapped ``map_rows`` at a time."""
-        from ..chunk_source import take_source_rows
+        from ..data.chunk_source import take_source_rows
         X = take_source_rows(self.source, rows)
         out = np.empty((X.n_rows, self.dim), asset.FEATURE_DTYPE)
         for lo in range(0, X.n_rows, self.map_rows):

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .._dataset_kernels import gather_rows
+from ..data._dataset_kernels import gather_rows
 from ._common import row_sqnorms
 from ._pegasos_kernels import pegasos_steps
 from ._stream_common import streamed_loss

@@ -14,7 +14,7 @@ vectors ``V_i = phi(x_i)`` with ``phi(s).phi(t) ~ K(s, t)``:
   dropped, and ``V = K(., S) Q_d D_d^{-1/2}``. Works for every LIBSVM kernel.
   A linear model gamma on these features is the kernel expansion
   ``alpha_S = Q_d D_d^{-1/2} gamma`` over the landmarks (section 2.4), so a
-  Nystrom model is an ordinary :class:`svmtrain.kernel_model.KernelModel`.
+  Nystrom model is an ordinary :class:`svmtrain.kernels.model.KernelModel`.
 
 :class:`FourierModel` is the trained model of the Fourier map: Omega, the
 phases, one weight column per binary problem and the biases; it predicts
@@ -26,11 +26,11 @@ import math
 import numpy as np
 
 from ._feature_map_kernels import fourier_rows, landmark_kernel_rows
-from .chunk_source import take_source_rows
-from .dataset import take_rows
-from .errors import ParameterError
-from .kernels import RBF, Kernel, kernel_matrix, sq_norms
-from .model import ScoredModel
+from ..data.chunk_source import take_source_rows
+from ..data.dataset import take_rows
+from ..errors import ParameterError
+from .functions import RBF, Kernel, kernel_matrix, sq_norms
+from ..model import ScoredModel
 
 # dense scratch of a block of mapped rows is kept under this many bytes
 BLOCK_BYTES = 32 << 20
@@ -242,7 +242,7 @@ class FourierModel(ScoredModel):
     FIELDS = ("labels", "n_features", "n_models", "n_random_features", "b")
 
     def file_fields(self):
-        from .model import platt_fields
+        from ..model import platt_fields
         return [("task", self.task), ("labels", self.labels), ("n_features", self.n_features),
                 ("n_models", self.n_models), ("n_random_features", self.dim), ("b", self.b)] + platt_fields(self)
 
@@ -252,7 +252,7 @@ class FourierModel(ScoredModel):
     @classmethod
     def from_file(cls, fields, sections, header, path):
         """Build from a parsed model file; raises ModelFormatError on inconsistency."""
-        from .model import read_platt, task_of_file
+        from ..model import read_platt, task_of_file
         labels = fields.floats("labels")
         n_features = fields.int("n_features")
         n_models = fields.int("n_models", minimum=1)

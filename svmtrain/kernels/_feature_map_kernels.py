@@ -20,9 +20,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from . import _numba_options as _opts
-from ._numba_options import PRANGE
-from .kernels import kernel_from_dot
+from .. import _numba_options as _opts
+from .._numba_options import PRANGE
+from .functions import kernel_from_dot
 
 ROWS_PER_TASK = 64
 INV_TWO_PI = 1.0 / (2.0 * math.pi)

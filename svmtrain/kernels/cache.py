@@ -21,8 +21,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._numba_options import PRANGE, serial_twin
-from .kernels import RBF, densify_rows, kernel_from_dot, sq_norms
+from .._numba_options import PRANGE, serial_twin
+from .functions import RBF, densify_rows, kernel_from_dot, sq_norms
 
 # rows of the data are processed in blocks of this many per thread task
 ROW_BLOCK = 256

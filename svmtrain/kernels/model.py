@@ -10,16 +10,16 @@ positive score is a vote for class i, and the class with the most votes
 wins (the first such class on ties), as in LIBSVM's svm_predict.
 
 Scores are computed in blocks of test rows against all support vectors
-with :func:`svmtrain.kernels.kernel_matrix`, so memory stays bounded by
+with :func:`svmtrain.kernels.functions.kernel_matrix`, so memory stays bounded by
 ``SCORE_BYTES`` whatever the test set.
 """
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .dataset import Chunk, take_rows
-from .kernels import CODES, NAMES, Kernel, kernel_matrix, sq_norms
-from .model import ScoredModel, platt_fields, read_platt, task_of_file
+from ..data.dataset import Chunk, take_rows
+from .functions import CODES, NAMES, Kernel, kernel_matrix, sq_norms
+from ..model import ScoredModel, platt_fields, read_platt, task_of_file
 
 # kernel values of one block of test rows against all SVs stay under this
 SCORE_BYTES = 64 << 20

@@ -13,7 +13,7 @@ once whatever the number of passes.
 (O(d) weight vectors, O(n) per-row arrays, OCAS's cut buffer) and the
 streamed data (two block buffers, Pegasos' shuffle buffer), and refuses,
 with the numbers, a limit too small for the state alone. The solvers see a
-chunk source (:mod:`svmtrain.chunk_source`), never a file:
+chunk source (:mod:`svmtrain.data.chunk_source`), never a file:
 
 * pegasos: :mod:`svmtrain.solvers.stream_pegasos` (shuffle buffer);
 * ocas: :mod:`svmtrain.solvers.ocas` itself, a pass per iteration;
@@ -31,8 +31,8 @@ import time
 
 import numpy as np
 
-from .errors import InputFormatError, ParameterError
-from .params import check_params
+from ..errors import InputFormatError, ParameterError
+from ..params import check_params
 
 DEFAULT_MEMORY_LIMIT_MB = 1024
 STREAMED = ("pegasos", "ocas", "dcd", "asset")
@@ -96,7 +96,7 @@ class StreamData:
 
     def source(self, block_bytes, max_rows=None):
         """A FileBlockSource over blocks of at most ``block_bytes``."""
-        from .io.block_reader import FileBlockSource, block_bounds
+        from ..io.block_reader import FileBlockSource, block_bounds
         bounds, ip_at, longest = block_bounds(self.files, block_bytes, max_rows)
         src = FileBlockSource(self.files, bounds, ip_at)
         src.longest = longest
@@ -116,7 +116,7 @@ def _spool_place(train_file, cache_path):
     elif train_file == "-":
         path = "stdin.svmcache"
     else:
-        from .io.cache import default_cache_path
+        from ..io.cache import default_cache_path
         path = default_cache_path(train_file)
     return os.path.dirname(os.path.abspath(path)), os.path.basename(path), path
 
@@ -130,11 +130,11 @@ def prepare(train_file, memory_limit, cache_path=None, chunk_rows=None, threads=
     which then becomes the cache (with ``cache_path``) or stays a temporary
     file removed by ``close()``. Raises InputFormatError for bad input.
     """
-    from .io import reader
-    from .io.block_reader import ArrayFiles, open_cache_streamed
-    from .io.cache import (ARRAYS, probe_cache, read_layout, remove_stale_temps, source_identity,
+    from ..io import reader
+    from ..io.block_reader import ArrayFiles, open_cache_streamed
+    from ..io.cache import (ARRAYS, probe_cache, read_layout, remove_stale_temps, source_identity,
                            store_cache)
-    from .io.spool import Spool
+    from ..io.spool import Spool
     say = say or (lambda s: None)
     identity = None
     if cache_path is not None:
@@ -245,7 +245,7 @@ def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
         nb = max(1, int(numba.config.NUMBA_NUM_THREADS))
         state += (5 + (nb if nb > 1 else 0)) * 8 * d1 + 43 * n
     elif solver == "asset":
-        from .solvers.stream_asset import state_bytes
+        from ..solvers.stream_asset import state_bytes
         kept, setup = state_bytes(n, d, nnz, params, n_problems)
         state = 8 * n + kept
     free = limit - state
@@ -283,10 +283,10 @@ def plan_shuffle(plan, source, params, shuffle_rows=None):
     not fit), else as many rows as the limit leaves room for (at most n).
     For asset, first the block of mapped rows (a quarter of what the state
     leaves, at least one step's)."""
-    from .solvers.stream_pegasos import pool_bytes
+    from ..solvers.stream_pegasos import pool_bytes
     n = source.n_rows
     if params.solver == "asset":
-        from .solvers.stream_asset import plan_map_rows
+        from ..solvers.stream_asset import plan_map_rows
         plan.map_rows, plan.map_bytes = plan_map_rows((plan.limit - plan.state) / 4, params, n)
     k = max(1, min(int(params.batch_size), n))
     avg = source.nnz / max(n, 1)
@@ -331,7 +331,7 @@ class _Problems:
         return 1 if len(self.order) <= 2 else len(self.order)
 
     def __iter__(self):
-        from .training import _binary_problems
+        from ..training import _binary_problems
         return _binary_problems(self.labels, self.order, self.params)
 
 
@@ -343,13 +343,13 @@ class _StreamSolver:
 
     def fit(self, source, y, d, params, progress=None, log=None, class_cost=(1.0, 1.0)):
         if self.name == "pegasos":
-            from .solvers import stream_pegasos
+            from ..solvers import stream_pegasos
             return stream_pegasos.fit(source, y, d, params, progress, log, class_cost,
                                       shuffle_rows=self.plan.shuffle_rows, longest=self.longest)
         if self.name == "dcd":
-            from .solvers import stream_dcd
+            from ..solvers import stream_dcd
             return stream_dcd.fit(source, y, d, params, progress, log, class_cost)
-        from .solvers import ocas
+        from ..solvers import ocas
         return ocas.fit(source, y, d, params, progress, log, class_cost)
 
 
@@ -361,12 +361,12 @@ def check_streamable(params):
         raise ParameterError(f"-s {params.solver} trains in memory only; --stream works with "
                              f"{', '.join(STREAMED)}")
     if params.task != "c" and not (params.task == "r" and params.solver == "dcd"):
-        from .tasks import NAMES
+        from ..tasks import NAMES
         raise ParameterError(f"--stream trains classification, and regression with -s dcd; "
                              f"{NAMES.get(params.task, params.task)} (--task {params.task}) with -s {params.solver} "
                              "trains in memory (drop --stream)")
     if params.solver == "asset":
-        from .solvers.stream_asset import check_streamable as check_asset
+        from ..solvers.stream_asset import check_streamable as check_asset
         check_asset(params)
     elif params.kernel_type not in (None, 0):
         raise ParameterError(f"kernel -s {params.solver} (-t {params.kernel_type}) trains in memory "
@@ -386,10 +386,10 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
     the notes about the cache and the memory plan. Returns the model; its
     ``stream_plan`` is the MemoryPlan used.
     """
-    from .solvers import get_solver
-    from .solvers.base import with_defaults
-    from .tasks import REGRESSION
-    from .training import (_train_linear, check_class_weights, finish_model, label_order, magnitude_error,
+    from ..solvers import get_solver
+    from ..solvers.base import with_defaults
+    from ..tasks import REGRESSION
+    from ..training import (_train_linear, check_class_weights, finish_model, label_order, magnitude_error,
                            task_problems)
     check_params(params)
     check_streamable(params)
@@ -404,7 +404,7 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
     say = say or (lambda s: None)
     solver = get_solver(params.solver)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
-    from .io.reader import display_name
+    from ..io.reader import display_name
     name = display_name(train_file)
 
     bound_heap()
@@ -416,7 +416,7 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
         if n == 0:
             raise InputFormatError(name, None, "the training set is empty (no data lines)")
         if data.big_value >= 0:
-            from .io.block_reader import row_of_nonzero
+            from ..io.block_reader import row_of_nonzero
             row = row_of_nonzero(data.files, data.big_value)
             value = data.files.read("values", data.big_value, np.empty(1))[0]
             raise magnitude_error(name, row, value)
@@ -439,7 +439,7 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
             log(f"streaming {n} rows in {source.n_blocks} blocks: {plan.describe()}")
         start = time.perf_counter()
         if params.solver == "asset":
-            from .solvers import stream_asset
+            from ..solvers import stream_asset
             model = stream_asset.train_model(source, order, problems, d, params, plan, progress, log)
         else:
             model = _train_linear(_StreamSolver(params.solver, plan, source.longest), source, order,

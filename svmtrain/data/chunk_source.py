@@ -1,7 +1,7 @@
 """Chunk sources: a training set seen as row blocks, one pass at a time.
 
 A solver that can train out of core takes a *chunk source* instead of one
-in-memory :class:`svmtrain.dataset.Chunk`. It knows nothing of files: it
+in-memory :class:`svmtrain.data.dataset.Chunk`. It knows nothing of files: it
 asks for the blocks of a pass, in an order of its choosing, and gets
 Chunks. The protocol:
 

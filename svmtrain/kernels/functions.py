@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from . import _numba_options as _opts
-from ._numba_options import PRANGE
+from .. import _numba_options as _opts
+from .._numba_options import PRANGE
 
 LINEAR, POLYNOMIAL, RBF, SIGMOID = 0, 1, 2, 3
 ROWS_PER_TASK = 64      # rows per parallel task of the kernel matrix
