@@ -5,7 +5,7 @@ OCAS iterations as the rows grow at a fixed number of queries.
     python scripts/bench_ranking.py [--rows 100000,300000,1000000] [--queries 10000]
                                     [--features 20000] [--nnz-per-row 20] [--threads 1]
                                     [--iters 10]
-    python scripts/bench_ranking.py --vs-liblinear [--pair-rows 20000] [--queries 400]
+    python scripts/bench_ranking.py --vs-liblinear [--pair-rows 20000] [--pair-queries 200] [--pair-c 20]
 
 For each size it builds a sparse ranking problem in memory (rows split into
 ``--queries`` contiguous queries of varying size, relevance 0-3 from a
@@ -41,8 +41,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
-def problem(n, queries, features, nnz_per_row, seed=1):
-    """A ranking Chunk of n rows (see the module doc)."""
+def problem(n, queries, features, nnz_per_row, seed=1, model_seed=None):
+    """A ranking Chunk of n rows (see the module doc); the hidden weights are
+    drawn from ``model_seed`` when given (rows of one model for two seeds)."""
     from svmtrain.data.dataset import Chunk
     rng = np.random.default_rng(seed)
     k = np.maximum(rng.poisson(nnz_per_row, n), 1)
@@ -53,7 +54,8 @@ def problem(n, queries, features, nnz_per_row, seed=1):
     row, idx = key // features, key % features
     indptr = np.r_[0, np.cumsum(np.bincount(row, minlength=n))].astype(np.int64)
     values = rng.random(len(idx))
-    w = rng.standard_normal(features) * (np.arange(features) < max(1, features // 20))
+    w_rng = rng if model_seed is None else np.random.default_rng(model_seed)
+    w = w_rng.standard_normal(features) * (np.arange(features) < max(1, features // 20))
     score = np.bincount(row, weights=values * w[idx], minlength=n)
     noisy = score + 0.3 * score.std() * rng.standard_normal(n)
     y = np.searchsorted(np.quantile(noisy, [0.5, 0.8, 0.95]), noisy, side="right").astype(np.float64)
@@ -119,9 +121,8 @@ def read_liblinear_w(path, d):
 def vs_liblinear(a):
     from svmtrain.io.model_io import load_model
     from svmtrain.ranking import ranking_summary
-    rows, d, C = a.pair_rows, a.features, 1.0
-    train, test = problem(rows, a.queries, d, a.nnz_per_row, seed=1), problem(rows, a.queries, d,
-                                                                              a.nnz_per_row, seed=2)
+    rows, d, C = a.pair_rows, a.features, a.pair_c
+    train, test = (problem(rows, a.pair_queries, d, a.nnz_per_row, seed=seed, model_seed=7) for seed in (1, 2))
     D = pair_differences(train, d)
     cost = C / len(np.unique(train.qid))
     sign = np.where(np.arange(D.shape[0]) % 2 == 0, 1, -1)
@@ -177,6 +178,8 @@ def main(argv=None):
     ap.add_argument("--vs-liblinear", action="store_true",
                     help="compare with liblinear-train -s 3 on the explicit pair differences instead")
     ap.add_argument("--pair-rows", type=int, default=20000, help="rows of --vs-liblinear's training set")
+    ap.add_argument("--pair-queries", type=int, default=200, help="its queries")
+    ap.add_argument("--pair-c", type=float, default=20.0, help="its C (svm_rank's: pair cost C / queries)")
     a = ap.parse_args(argv)
     if a.vs_liblinear:
         return vs_liblinear(a)
