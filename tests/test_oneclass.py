@@ -105,7 +105,8 @@ def test_labels_are_ignored():
 
 def test_progress_calls_give_the_same_model():
     chunk, _ = synthetic(n=200, seed=4)
-    from svmtrain.solvers import dcd
+    from svmtrain.solvers import get_solver
+    dcd = get_solver("dcd", task="o")
     calls = []
     p = TrainParams(task="o", nu=0.2, eps=1e-6)
     one = dcd.fit(chunk, np.ones(chunk.n_rows), chunk.n_features, p)

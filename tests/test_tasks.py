@@ -1,7 +1,9 @@
 """The task axis: one table of which solver trains which task with which loss."""
+import numpy as np
 import pytest
 
 from svmtrain import tasks
+from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.params import TrainParams, check_params
 from svmtrain.solvers import SOLVERS
@@ -56,3 +58,26 @@ def test_one_class_nu_defaults_and_range():
     check_params(TrainParams(task="o", nu=1.0))     # LIBSVM's and LIBLINEAR's range (0, 1]
     with pytest.raises(ParameterError, match=r"--nu must be in \(0, 1\)"):
         check_params(TrainParams(solver="sbp", nu=1.0))
+
+
+def test_registry_gives_each_supported_pair_a_module_that_trains_it():
+    """get_solver picks the variant module by task and loss; a base module's
+    fit refuses a pair that a variant trains (never a silently other problem)."""
+    from svmtrain.solvers import dcd, get_solver, ocas
+    assert get_solver("dcd", task="r").__name__ == "svmtrain.solvers.dcd_regression"
+    assert get_solver("dcd", task="o").__name__ == "svmtrain.solvers.dcd_oneclass"
+    assert get_solver("dcd", task="c", loss="log").__name__ == "svmtrain.solvers.dcd_logistic"
+    assert get_solver("dcd", task="c", loss="squared-hinge") is dcd
+    assert get_solver("ocas", task="p").__name__ == "svmtrain.solvers.ocas_ranking"
+    assert get_solver("pegasos", kernel_type=2).__name__ == "svmtrain.solvers.kernel_pegasos"
+    for solver, by_task in tasks.SUPPORT.items():
+        for task, losses in by_task.items():
+            for loss in losses:
+                module = get_solver(solver, task=task, loss=loss)
+                assert hasattr(module, "fit") or hasattr(module, "train_model"), (solver, task, loss)
+    X = Chunk(labels=np.ones(2), indptr=np.array([0, 1, 2]), indices=np.array([0, 0], np.int32),
+              values=np.ones(2), qid=None)
+    with pytest.raises(ParameterError, match="dcd_regression"):
+        dcd.fit(X, X.labels, 1, TrainParams(task="r"))
+    with pytest.raises(ParameterError, match="ocas_ranking"):
+        ocas.fit(X, X.labels, 1, TrainParams(solver="ocas", task="p"))

@@ -1,11 +1,15 @@
-"""Solver registry: ``-s`` name -> module, imported lazily.
+"""Solver registry: ``-s`` name (with kernel, task and loss) -> module, imported lazily.
 
 Importing a solver compiles or loads only its own numba kernels, so
-``svm-train -s pegasos`` never pays for the others.
+``svm-train -s pegasos`` never pays for the others. A solver's variant for
+another task or loss lives in a module of its own (:data:`VARIANTS`), which
+may build on the base module; the base module never imports its variants.
+Which pairs exist at all is :data:`svmtrain.tasks.SUPPORT`'s business.
 """
 import importlib
 
 from ..errors import ParameterError
+from ..tasks import CLASSIFICATION, ONE_CLASS, RANKING, REGRESSION
 
 SOLVERS = {
     "pegasos": "svmtrain.solvers.pegasos",
@@ -18,12 +22,33 @@ SOLVERS = {
 KERNEL_SOLVERS = ("pegasos", "sbp", "asset")
 # solvers with a separate kernelized module, used when -t names a nonlinear kernel
 KERNELIZED = {"pegasos": "svmtrain.solvers.kernel_pegasos"}
+# (solver, task) or (solver, task, loss) -> the module that trains that
+# problem; every other supported pair is the base module's
+VARIANTS = {
+    ("dcd", REGRESSION): "svmtrain.solvers.dcd_regression",
+    ("dcd", ONE_CLASS): "svmtrain.solvers.dcd_oneclass",
+    ("dcd", CLASSIFICATION, "log"): "svmtrain.solvers.dcd_logistic",
+    ("ocas", RANKING): "svmtrain.solvers.ocas_ranking",
+}
 
 
-def get_solver(name, kernel_type=None):
-    """The solver module for ``-s name`` (and ``-t kernel_type`` where it matters)."""
+def get_solver(name, kernel_type=None, task=None, loss=None):
+    """The solver module for ``-s name``: its kernelized module for a
+    nonlinear ``-t kernel_type`` where it has one, its variant for ``task``
+    (and ``loss``) where :data:`VARIANTS` names one, else the base module.
+    The module's ``fit`` (or ``train_model``) trains exactly that problem."""
     if name not in SOLVERS:
         raise ParameterError(f"unknown solver '{name}'; known solvers: {', '.join(SOLVERS)}")
     if kernel_type not in (None, 0) and name in KERNELIZED:
         return importlib.import_module(KERNELIZED[name])
-    return importlib.import_module(SOLVERS[name])
+    variant = VARIANTS.get((name, task, loss)) or VARIANTS.get((name, task))
+    return importlib.import_module(variant or SOLVERS[name])
+
+
+def require_base(name, params):
+    """ParameterError unless ``params``' task and loss are trained by solver
+    ``name``'s base module itself (a guard for direct calls of its fit)."""
+    variant = VARIANTS.get((name, params.task, params.loss)) or VARIANTS.get((name, params.task))
+    if variant is not None:
+        raise ParameterError(f"-s {name} --task {params.task} --loss {params.loss} is trained by {variant}: "
+                             f"get it with svmtrain.solvers.get_solver({name!r}, task=..., loss=...)")

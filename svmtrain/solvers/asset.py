@@ -332,8 +332,8 @@ def objective(feats, y, cost, w, Bc, b, lam):
 def _fit_inner(feats, problems, params, progress, log, monitor=None):
     """--inner pegasos|dcd: that solver's fit on the mapped rows (dense rows in CSR)."""
     from .base import split_progress
-    from . import dcd, pegasos
-    solver = {"pegasos": pegasos, "dcd": dcd}[params.inner]
+    from . import get_solver
+    solver = get_solver(params.inner, task=params.task, loss=params.loss)
     X = feats.as_chunk(problems[0][0])
     out = []
     for j, (y, cost) in enumerate(problems):

@@ -13,23 +13,19 @@ w-extension convention of ``base.py`` (regularised, as LIBLINEAR's -B).
 The optimisation itself is one numba kernel (``_dcd_kernels.dcd_run``); this
 module validates, allocates, runs it, and reports.
 """
-import importlib
 import math
 
 import numpy as np
 
 from ..errors import ParameterError
-from ..tasks import CLASSIFICATION, ONE_CLASS, REGRESSION
 from . import _dcd_kernels as K
 from ._common import LOSS_CODES, loss_sum, margins, row_sqnorms
+from . import require_base
 from .base import FitResult, csr_arrays, finish_w, kernel_bias, warn_max_iter
 from ..trace import linear_snapshot
 
 DEFAULT_EPS = 0.1
 DEFAULT_MAX_ITER = 1000
-# dcd's other problems, each solved by a module of its own: by task, or for
-# classification by loss; everything else is the hinge / squared hinge here
-VARIANTS = {REGRESSION: "dcd_regression", ONE_CLASS: "dcd_oneclass", (CLASSIFICATION, "log"): "dcd_logistic"}
 
 
 def check_params(params, class_cost):
@@ -69,10 +65,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     ``primal_C_form`` (what LIBLINEAR calls the primal objective), ``n_sv``
     and ``n_iter``.
     """
-    variant = VARIANTS.get(params.task) or VARIANTS.get((params.task, params.loss))
-    if variant is not None:
-        module = importlib.import_module(f"{__package__}.{variant}")
-        return module.fit(X, y, n_features, params, progress, log, class_cost, monitor)
+    require_base("dcd", params)
     eps, max_iter = check_params(params, class_cost)
     n_features = int(n_features)
     indptr, indices, values = csr_arrays(X, n_features)

@@ -64,8 +64,8 @@ from ..data.chunk_source import as_source, is_streamed
 from ..errors import ParameterError
 from . import _ocas_kernels as K
 from ._common import margins
+from . import require_base
 from .base import FitResult, finish_w, kernel_bias
-from ..tasks import RANKING
 from ..trace import linear_snapshot
 
 DEFAULT_EPS = 0.01
@@ -208,9 +208,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     scratch) stays in memory, 42 bytes per row, plus y. ``monitor`` (in
     memory only) is called after every iteration (svmtrain.trace).
     """
-    if params.task == RANKING:
-        from .ocas_ranking import fit as fit_ranking
-        return fit_ranking(X, y, n_features, params, progress, log, class_cost, monitor)
+    require_base("ocas", params)
     _check(X, y, n_features, params, class_cost)
     y = np.ascontiguousarray(y, np.float64)
     on_iteration = None if monitor is None else _trace_iterations(monitor, X, y, params, class_cost)

@@ -36,6 +36,7 @@ from ..ranking import QueryGroups
 from . import _ocas_kernels as K
 from ._common import margins
 from .base import FitResult, finish_w, kernel_bias
+from .ocas import _threads_for, check_params, solve
 
 LS_EVALS = 8          # derivative evaluations (data passes) per line search, at most
 SVMLIGHT = "svmlight"
@@ -153,7 +154,6 @@ class RankingData:
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
     """Train a linear ranking function on relevance labels ``y`` and the
     queries ``X.qid`` (a Chunk in memory); see the module doc."""
-    from .ocas import _threads_for, check_params, solve
     if tuple(class_cost) != (1.0, 1.0):
         raise ParameterError("-w (class weights) applies to classification, not ranking")
     if monitor is not None:
