@@ -72,7 +72,7 @@ def task_problems(labels, params):
     return order, list(_binary_problems(labels, order, params))
 
 
-def train(data, params, progress=None, log=None, n_features=None, source=None, monitor=None):
+def train(data, params, progress=None, log=None, n_features=None, source=None, monitor=None, warm_start=None):
     """Train a model on ``data`` (a Chunk, or a path read with the fast reader).
 
     Classification: two distinct labels give one binary model, more give
@@ -83,7 +83,10 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
     finite (otherwise SvmtrainError). ``n_features`` overrides the dimension
     (the largest index in ``data`` otherwise); ``source`` names the data in
     error messages. ``monitor`` (e.g. a :class:`svmtrain.trace.Trace`) is
-    handed to the solver (see svmtrain/trace.py).
+    handed to the solver (see svmtrain/trace.py). ``warm_start``: a list the
+    caller keeps between runs on the same rows, one dict per binary problem
+    (filled here), handed to linear solvers that take it (``WARM_START``);
+    see :func:`svmtrain.solvers.dcd.fit`.
     """
     check_params(params)
     if not isinstance(data, Chunk):
@@ -109,7 +112,7 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
         kw = {} if monitor is None else {"monitor": monitor}
         model = solver.train_model(data, order, problems, d, params, progress=progress, log=log, **kw)
     else:
-        model = _train_linear(solver, data, order, problems, d, params, progress, log, monitor)
+        model = _train_linear(solver, data, order, problems, d, params, progress, log, monitor, warm_start)
     if params.probability:
         from .probability import fit_platt
         fit_platt(data, params, model, train, source=source)
@@ -160,13 +163,20 @@ def magnitude_error(source, row, value):
                             "scale the features (e.g. with svm-scale)")
 
 
-def _train_linear(solver, data, order, problems, d, params, progress, log, monitor=None):
-    """One solver.fit per binary problem; the weight columns make a LinearModel."""
+def _train_linear(solver, data, order, problems, d, params, progress, log, monitor=None, warm_start=None):
+    """One solver.fit per binary problem; the weight columns make a LinearModel.
+    ``warm_start`` (see :func:`train`) is used when the solver takes it."""
     results = []
+    if warm_start is not None and getattr(solver, "WARM_START", False):
+        warm_start.extend({} for _ in range(len(problems) - len(warm_start)))
+    else:
+        warm_start = None
     for j, (y, cost) in enumerate(problems):
         if log is not None and len(problems) > 1:
             log(f"class {order[j]:g} vs rest")
         kw = {} if monitor is None else {"monitor": for_problem(monitor, j)}
+        if warm_start is not None:
+            kw["warm_start"] = warm_start[j]
         results.append(solver.fit(data, y, d, params, progress=split_progress(progress, j, len(problems)),
                                   log=log, class_cost=cost, **kw))
     return linear_model(order, results, d, params)
@@ -202,11 +212,7 @@ def cross_val_predict(data, params, folds, source=None):
     n = data.n_rows
     if folds > n:
         raise ParameterError(f"-v {folds}: more folds than the {n} training rows")
-    rng = np.random.default_rng(params.seed)
-    if params.task == RANKING:
-        fold_of = query_folds(data.qid, folds, rng, source)
-    else:
-        fold_of = rng.permutation(n) % folds
+    fold_of = fold_assignment(data, params, folds, source)
     pred = np.empty(n, np.float64)
     params = dataclasses.replace(params, probability=False)     # labels only: no sigmoids to fit
     d = data.n_features
@@ -216,6 +222,33 @@ def cross_val_predict(data, params, folds, source=None):
         model = train(take_rows(data, train_rows), params, log=None, n_features=d, source=source)
         pred[test_rows] = model.predict(take_rows(data, test_rows))
     return pred
+
+
+def fold_assignment(data, params, folds, source=None):
+    """The fold (0 .. folds-1) of each row of ``data`` for ``params.task``,
+    drawn from params.seed: classification stratified by class (as LIBSVM),
+    ranking by whole queries, the other tasks a random deal."""
+    rng = np.random.default_rng(params.seed)
+    if params.task == RANKING:
+        return query_folds(data.qid, folds, rng, source)
+    if params.task == CLASSIFICATION:
+        return class_folds(data.labels, folds, rng)
+    return rng.permutation(data.n_rows) % folds
+
+
+def class_folds(labels, folds, rng):
+    """Stratified folds: the rows of each class in a random order, the first
+    count/folds of them to fold 0, the next to fold 1, ... (LIBSVM's split),
+    so every fold holds each class in proportion, to one row."""
+    labels = np.asarray(labels)
+    _, cls = np.unique(labels, return_inverse=True)
+    order = np.lexsort((rng.random(len(labels)), cls))       # by class, random within
+    counts = np.bincount(cls)
+    first = np.r_[0, np.cumsum(counts)[:-1]]
+    position = np.arange(len(labels)) - first[cls[order]]     # rank within its class
+    fold_of = np.empty(len(labels), np.int64)
+    fold_of[order] = position * folds // counts[cls[order]]
+    return fold_of
 
 
 def query_folds(qid, folds, rng, source=None):

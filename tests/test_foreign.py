@@ -79,7 +79,6 @@ REFUSES = [
     ("LIBLINEAR", "-s 6", "-s dcd --loss log"),
     ("LIBLINEAR", "-s 12 --task c", "contradicts --task c"),
     ("LIBLINEAR", "-s 21 -B 1", "-B does not apply to the one-class SVM"),
-    ("LIBLINEAR", "-C -s 2", "run -v N at several -c"),
     ("LIBLINEAR", "-s 9", "svmtrain's solvers are named"),
     ("LIBLINEAR", "-s 1 -W weights", "-w LABEL WEIGHT"),
     ("LIBSVM", "-s 1 -t 2", "C-SVC is -s sbp"),

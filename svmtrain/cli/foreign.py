@@ -75,7 +75,7 @@ SVMLIGHT_ONLY = ("-z", "-j", "-x", "-i", "-o", "-f")
 TRAIN_FOREIGN = {
     "-h": 1,   # shrinking (LIBSVM 0|1, SVMlight iterations before shrinking)
     "-z": 1, "-j": 1, "-n": 1, "-x": 1, "-i": 1, "-o": 1, "-f": 1,
-    "-y": 1, "-u": 1, "-a": 1, "-#": 1, "-C": 0, "-W": 1,
+    "-y": 1, "-u": 1, "-a": 1, "-#": 1, "-W": 1,
 }
 PREDICT_FOREIGN = {"-v": 1, "-f": 1, "-h": 0}
 NO_EFFECT = {
@@ -89,7 +89,6 @@ REFUSED = {
     "-u": "-u (SVMlight's user-defined kernel) has no equivalent; kernels are -t 0|1|2|3",
     "-a": "-a (SVMlight's alphas file) has no equivalent; the model file holds the coefficients",
     "-#": "-# (SVMlight's iteration limit) is --max-iter here (outer iterations of the solver)",
-    "-C": "-C (LIBLINEAR's search for C) is not available yet; run -v N at several -c values",
     "-W": "-W (instance weights) is not available; -w LABEL WEIGHT weights whole classes",
 }
 _INT = re.compile(r"[+-]?\d+$")

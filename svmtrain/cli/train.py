@@ -81,6 +81,9 @@ def _precompile(ctx, _param, value):
               help="1: fit Platt's sigmoids (internal 5-fold CV) so svm-predict -b 1 gives probabilities "
               "(LIBSVM's -b); logistic models (--loss log) have them anyway.")
 @click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")
+@click.option("-C", "find_c", is_flag=True,
+              help="Search C by warm-started cross-validation (-v N folds, default 5; LIBLINEAR's -C): one line "
+              "per C, then 'Best C = ...'; with MODEL_FILE, train at the best C and write the model.")
 @click.option("--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000).")
 @click.option("--threads", type=int, help="Threads for parallel passes (ocas; default all cores).")
 @click.option("--max-time", type=float, help="Time limit in seconds (ocas).")
@@ -168,13 +171,20 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     stream = {k: options.pop(k) for k in ("stream", "memory_limit", "shuffle_buffer")}
     engine, scheduler = options.pop("engine"), options.pop("scheduler")
     trace = {k: options.pop(k) for k in ("trace", "trace_test", "trace_every")}
+    find_c = options.pop("find_c")
     params = check_params(TrainParams(class_weights=dict(class_weights), **options))
     if scheduler and engine != "dask":
         raise ParameterError("--scheduler needs --engine dask")
     _check_trace(trace, folds)
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
-    if model_file is None and folds is None:
+    if find_c:
+        from ..param_search import check_search
+        check_search(params, 5 if folds is None else folds)
+        if stream["stream"] or stream["memory_limit"] is not None or engine == "dask" or trace["trace"]:
+            raise ParameterError("-C searches in memory: it cannot be combined with --stream, --engine dask or "
+                                 "--trace")
+    if model_file is None and folds is None and not find_c:
         if train_file == "-":
             raise ParameterError("give MODEL_FILE when TRAIN_FILE is standard input")
         if engine == "dask" and any(c in train_file for c in "*?["):
@@ -213,6 +223,9 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     if not quiet and params.task != "p":
         warn_qid(data, display_name(train_file))
 
+    if find_c:
+        return _search_c(data, params, 5 if folds is None else folds, show, echo, log, record_time, model_file,
+                         model_format)
     if folds is not None:
         click.echo(_cross_validation_lines(data, params, folds, display_name(train_file)))
         return
@@ -229,6 +242,27 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     _finish(model, params, echo, log, record_time, model_file, model_format)
     if monitor is not None:
         monitor.write(trace["trace"])
+
+
+def _search_c(data, params, folds, show, echo, log, record_time, model_file, model_format):
+    """-C: LIBLINEAR's lines (with -q only the best C), then with MODEL_FILE
+    the model at the best C."""
+    import dataclasses
+
+    from ..param_search import MAX_C, search_c
+    echo(f"Doing parameter search with {folds}-fold cross validation.")
+    with Progress(show, "C path") as bar:
+        path = search_c(data, params, folds, progress=bar.set_to, on_point=lambda p: echo(p.line()))
+    if path.reached_max:
+        echo(f"WARNING: maximum C ({MAX_C:g}) reached.")
+    click.echo(path.best_line())
+    if model_file is None:
+        return
+    from ..training import train
+    best = dataclasses.replace(params, C=path.best.C)
+    with Progress(show, f"training ({params.solver}) at C = {path.best.C:g}") as bar:
+        model = train(data, best, progress=bar.set_to, log=log)
+    _finish(model, best, echo, log, record_time, model_file, model_format)
 
 
 def _cross_validation_lines(data, params, folds, source):

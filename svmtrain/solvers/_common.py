@@ -41,6 +41,14 @@ def row_axpy(indptr, indices, values, i, a, w, B):
 
 
 @njit(cache=True, nogil=True)
+def start_w(indptr, indices, values, B, y, alpha, w):
+    """w += sum_i y_i alpha[i, 0] x_i: the primal w of a dual point whose
+    first column is alpha (dcd's state, the logistic dual's pairs)."""
+    for i in range(y.shape[0]):
+        row_axpy(indptr, indices, values, i, y[i] * alpha[i, 0], w, B)
+
+
+@njit(cache=True, nogil=True)
 def row_sqnorms(indptr, values, B):
     """|x_i|^2 for every row, the constant feature included."""
     n = indptr.shape[0] - 1

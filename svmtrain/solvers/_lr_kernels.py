@@ -97,13 +97,6 @@ def lr_run(indptr, indices, values, B, y, alpha, upper, xsq, eps, inner_eps_min,
 
 
 @njit(cache=True, nogil=True)
-def start_w(indptr, indices, values, B, y, alpha, w):
-    """w += sum_i y_i alpha_i x_i: the starting w of ``lr_run`` for ``alpha``."""
-    for i in range(y.shape[0]):
-        row_axpy(indptr, indices, values, i, y[i] * alpha[i, 0], w, B)
-
-
-@njit(cache=True, nogil=True)
 def log_loss_sum(y, scores, weights):
     """sum_i weights_i log(1 + exp(-y_i score_i)), computed without overflow."""
     s = 0.0

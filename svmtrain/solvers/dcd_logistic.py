@@ -16,15 +16,21 @@ import numpy as np
 
 from ..errors import ParameterError
 from . import _lr_kernels as K
-from ._common import margins, row_sqnorms
+from ._common import margins, row_sqnorms, start_w
 from .base import FitResult, csr_arrays, drive, finish_w, kernel_bias, warn_max_iter
 from .dcd import check_params
 
 INNER_EPS_START = 1e-2
 
 
-def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
+WARM_START = True      # fit takes warm_start (see svmtrain.solvers.dcd.fit)
+
+
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None,
+        warm_start=None):
     """Train one binary problem (y in {+1, -1}); see the module docstring.
+    ``warm_start`` as :func:`svmtrain.solvers.dcd.fit`'s (the dual alpha,
+    kept strictly inside (0, C_i) as the logistic dual needs).
 
     FitResult: ``w`` (n_features, + 1 with -B), ``objective`` (the
     lambda-form primal, lambda/2 |w|^2 + (1/n) sum_i cost_i log-loss_i),
@@ -46,9 +52,11 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
 
     alpha = np.empty((n, 2), np.float64)
     alpha[:, 0] = np.minimum(0.001 * upper, 1e-8)       # LIBLINEAR's start: every alpha_i just inside (0, C_i)
+    if warm_start is not None and "alpha" in warm_start:
+        alpha[:, 0] = np.clip(warm_start["alpha"] * (C / warm_start["C"]), alpha[:, 0], upper - alpha[:, 0])
     alpha[:, 1] = upper - alpha[:, 0]
     w = np.zeros(n_features + 1, np.float64)
-    K.start_w(indptr, indices, values, B, y, alpha, w)
+    start_w(indptr, indices, values, B, y, alpha, w)
     xsq = row_sqnorms(indptr, values, B)
     index = np.arange(n, dtype=np.int64)
     istate = np.zeros(1, np.int64)
@@ -62,6 +70,8 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
                       lambda: (int(istate[K.ITER]), f"max gradient {fstate[K.GMAX]:.2e} (stop at {eps:g})"))
     n_iter = int(istate[K.ITER])
     warn_max_iter(log, converged, max_iter)
+    if warm_start is not None:
+        warm_start["alpha"], warm_start["C"] = alpha[:, 0].copy(), C
 
     scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
     ww = float(w @ w)

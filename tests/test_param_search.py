@@ -1,0 +1,162 @@
+"""-C: the warm-started C path (svmtrain/param_search.py) and stratified folds."""
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import bundled
+from svmtrain.cli.train import main as train_main
+from svmtrain.data.dataset import take_rows
+from svmtrain.errors import ParameterError
+from svmtrain.io.model_io import load_model
+from svmtrain.io.reader import read_libsvm
+from svmtrain.param_search import MAX_C, search_c, start_c
+from svmtrain.params import TrainParams
+from svmtrain.training import class_folds, fold_assignment, train
+
+
+@pytest.fixture(scope="module")
+def heart():
+    return read_libsvm(bundled("heart_scale.xz"))
+
+
+@pytest.fixture(scope="module")
+def a9a():
+    return read_libsvm(bundled("a9a.xz"))
+
+
+def test_start_c_is_liblinears(heart, a9a):
+    """liblinear-train -C -s 2 prints its first line at log2c = -13 on
+    heart_scale and -20 on a9a; -s 0's start is twice -s 2's."""
+    sq = TrainParams(loss="squared-hinge")
+    assert start_c(heart, sq) == 2.0 ** -13
+    assert start_c(a9a, sq) == 2.0 ** -20
+    assert start_c(heart, TrainParams(loss="log")) == 2.0 ** -12
+    max_sq = max(float(heart.values[a:b] @ heart.values[a:b]) for a, b in zip(heart.indptr[:-1], heart.indptr[1:]))
+    with_bias = 1.0 / (2 * heart.n_rows * (max_sq + 4.0))
+    assert start_c(heart, TrainParams(loss="squared-hinge", bias=2.0)) == 2.0 ** np.floor(np.log2(with_bias))
+    assert start_c(heart, TrainParams(loss="squared-hinge", C=3.0)) == 3.0      # -c gives the start
+    assert start_c(heart, TrainParams(C=5000.0)) == MAX_C
+
+
+def test_class_folds_are_stratified_and_seeded():
+    labels = np.repeat([1.0, 2.0, 3.0], [50, 23, 7])
+    rng = np.random.default_rng(3)
+    labels = labels[rng.permutation(len(labels))]
+    a = class_folds(labels, 5, np.random.default_rng(1))
+    b = class_folds(labels, 5, np.random.default_rng(1))
+    assert np.array_equal(a, b) and set(a.tolist()) == set(range(5))
+    for c in (1.0, 2.0, 3.0):
+        counts = np.bincount(a[labels == c], minlength=5)
+        assert counts.max() - counts.min() <= 1 and counts.sum() == np.count_nonzero(labels == c)
+    assert not np.array_equal(a, class_folds(labels, 5, np.random.default_rng(2)))
+    # regression keeps a random deal; classification -v uses the stratified one
+    p = TrainParams(seed=1)
+    chunk = read_libsvm(bundled("heart_scale.xz"))
+    folds = fold_assignment(chunk, p, 5)
+    for c in np.unique(chunk.labels):
+        counts = np.bincount(folds[chunk.labels == c], minlength=5)
+        assert counts.max() - counts.min() <= 1
+
+
+def _cold_rates(data, params, Cs, folds=5):
+    """Accuracy of independent (cold) cross-validation at each C, on the path's folds."""
+    fold_of = fold_assignment(data, params, folds)
+    rates = []
+    for C in Cs:
+        correct = 0
+        for k in range(folds):
+            tr, te = take_rows(data, np.flatnonzero(fold_of != k)), take_rows(data, np.flatnonzero(fold_of == k))
+            m = train(tr, dataclasses.replace(params, C=C), n_features=data.n_features)
+            correct += int(np.count_nonzero(m.predict(te) == te.labels))
+        rates.append(correct / data.n_rows)
+    return np.array(rates)
+
+
+@pytest.mark.parametrize("loss", ["squared-hinge", "hinge", "log"])
+def test_path_gives_the_same_rates_and_best_c_as_independent_runs(heart, loss):
+    params = TrainParams(loss=loss, eps=1e-6, max_iter=100000)
+    path = search_c(heart, params, 5, threads=2)
+    Cs = [p.C for p in path.points]
+    assert Cs[0] == start_c(heart, params) and np.allclose(np.diff(np.log2(Cs)), 1.0)
+    ours = np.array([p.accuracy for p in path.points])
+    cold = _cold_rates(heart, params, Cs)
+    assert np.max(np.abs(ours - cold)) <= 1.0 / heart.n_rows          # one row at most, at a tie of scores
+    assert Cs[int(np.argmax(cold))] == path.best.C
+
+
+@pytest.mark.parametrize("loss", ["squared-hinge", "log"])
+def test_warm_started_solution_matches_the_cold_one(a9a, loss):
+    rows = np.flatnonzero(np.arange(a9a.n_rows) % 4 == 0)
+    data = take_rows(a9a, rows)
+    params = TrainParams(loss=loss, eps=1e-4)
+    warm = []
+    for C in (2.0 ** -6, 2.0 ** -5, 2.0 ** -4, 2.0 ** -3):
+        hot = train(data, dataclasses.replace(params, C=C), warm_start=warm)
+    cold = train(data, dataclasses.replace(params, C=2.0 ** -3))
+    assert "alpha" in warm[0] and warm[0]["C"] == 2.0 ** -3
+    f_hot = hot.fit_results[0].info["primal_C_form"]
+    f_cold = cold.fit_results[0].info["primal_C_form"]
+    assert abs(f_hot - f_cold) <= 1e-4 * f_cold
+    assert hot.fit_results[0].n_iter < cold.fit_results[0].n_iter
+
+
+def test_threads_do_not_change_the_path(heart):
+    a = search_c(heart, TrainParams(loss="squared-hinge"), 5, threads=1)
+    b = search_c(heart, TrainParams(loss="squared-hinge"), 5, threads=3)
+    assert [(p.C, p.accuracy) for p in a.points] == [(p.C, p.accuracy) for p in b.points]
+
+
+def test_best_cv_accuracy_within_0_3_points_of_liblinear(a9a, tmp_path):
+    """liblinear-official's find_parameters (-C -s 2, 5 folds) against ours on a9a."""
+    util = pytest.importorskip("liblinear.liblinearutil")
+    import lzma
+
+    from reference import reset_c_rand
+    text = tmp_path / "a9a"
+    text.write_bytes(lzma.decompress(bundled("a9a.xz").read_bytes()))
+    y, x = util.svm_read_problem(str(text))
+    reset_c_rand()
+    best_C, _, best_rate = util.train(y, x, "-C -s 2 -v 5 -q")
+    ours = search_c(a9a, TrainParams(loss="squared-hinge"), 5)
+    assert abs(100.0 * (ours.best.accuracy - best_rate)) <= 0.3, (ours.best_line(), best_C, best_rate)   # rates in 0..1
+
+
+LINE = re.compile(r"log2c=\s*-?\d+\.\d\d\trate=\d+(\.\d+)?\ttime=\S+ s$")
+
+
+def test_command_prints_liblinears_lines_and_writes_the_best_model(tmp_path):
+    data = str(bundled("heart_scale.xz"))
+    r = CliRunner().invoke(train_main, ["-C", "-s", "2", data])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0] == "Doing parameter search with 5-fold cross validation."
+    assert all(LINE.match(ln) for ln in lines[1:-1] if not ln.startswith("WARNING")), lines
+    best = re.match(r"Best C = (\S+)  CV accuracy = (\S+)%$", lines[-1])
+    assert best
+    assert not (tmp_path / "heart_scale.xz.model").exists()
+    model_file = tmp_path / "m"
+    r = CliRunner().invoke(train_main, ["-C", "-s", "2", "-v", "5", "-q", data, str(model_file)])
+    assert r.exit_code == 0 and r.output.splitlines() == [lines[-1]]            # -q: only the best C
+    model = load_model(model_file)
+    assert float(dict(model.header)["C_used"]) == pytest.approx(float(best.group(1)), rel=1e-5)   # %g in the line
+
+
+@pytest.mark.parametrize("args, says", [
+    (["-C", "-s", "sbp"], "linear solvers"),
+    (["-C", "--task", "r"], "classification"),
+    (["-C", "-l", "0.1"], "give no -l"),
+    (["-C", "-v", "1"], "N >= 2"),
+    (["-C", "--stream"], "in memory"),
+])
+def test_refusals(args, says):
+    r = CliRunner().invoke(train_main, args + [str(bundled("heart_scale.xz"))])
+    assert r.exit_code == 2 and says in r.output, r.output
+
+
+def test_more_folds_than_rows_is_an_error(heart):
+    small = take_rows(heart, np.arange(4))
+    with pytest.raises(ParameterError, match="more folds than the 4 training rows"):
+        search_c(small, TrainParams(), 5)
