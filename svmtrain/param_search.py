@@ -4,8 +4,9 @@ LIBLINEAR 2.x's ``train -C`` (B.-Y. Chu, C.-H. Ho, C.-H. Tsai, C.-Y. Lin,
 C.-J. Lin, "Warm start for parameter selection of linear classifiers",
 KDD 2015): k-fold cross-validation at C = start, 2 start, 4 start, ...
 up to ``MAX_C`` (1024), every fold's solver started from its own solution
-at the previous C. The path stops early once the CV accuracy has not
-improved for ``PATIENCE`` (3) C values in a row (the issue's rule: the
+at the previous C. The path stops early once the CV accuracy, having
+risen above its value at the start (where every C predicts the majority
+class), has not improved for ``PATIENCE`` (3) C values in a row (the
 accuracy stops improving), or, as LIBLINEAR's, once no fold's w has moved
 (by more than 1e-15) for ``UNCHANGED_STOP`` (5) steps in a row. The start is
 LIBLINEAR's: 2^floor(log2(c0)) with c0 = 1 / (2 l max |x_i|^2) for the
@@ -122,6 +123,7 @@ def search_c(data, params, folds=5, progress=None, on_point=None, threads=None):
     C = start_c(data, params)
     total = folds * (int(round(math.log2(MAX_C / C))) + 1)
     path, unchanged, since_best, done = CPath(), 0, 0, 0
+    rose = False            # has the accuracy risen above its first value?
 
     def run_fold(k, point_params):
         model = train(train_sets[k], point_params, n_features=d, warm_start=warm[k], log=None)
@@ -146,7 +148,8 @@ def search_c(data, params, folds=5, progress=None, on_point=None, threads=None):
             if on_point is not None:
                 on_point(point)
             unchanged = 0 if moved else unchanged + 1
-            since_best = 0 if best is None or point.accuracy > best.accuracy else since_best + 1
+            rose |= best is not None and point.accuracy > path.points[0].accuracy
+            since_best = 0 if best is None or point.accuracy > best.accuracy or not rose else since_best + 1
             if unchanged == UNCHANGED_STOP or since_best == PATIENCE:
                 break
             C *= 2.0

@@ -160,3 +160,12 @@ def test_more_folds_than_rows_is_an_error(heart):
     small = take_rows(heart, np.arange(4))
     with pytest.raises(ParameterError, match="more folds than the 4 training rows"):
         search_c(small, TrainParams(), 5)
+
+
+def test_a_flat_start_does_not_stop_the_path(a9a):
+    """At the smallest C every fold predicts the majority class (75.9 % on
+    a9a) for several steps; the path must go on to where it rises."""
+    data = take_rows(a9a, np.flatnonzero(np.arange(a9a.n_rows) % 4 == 0))
+    path = search_c(data, TrainParams(loss="log"), 5)
+    assert path.points[0].accuracy == path.points[3].accuracy < 0.77
+    assert path.best.accuracy > 0.83 and path.best.C > 2.0 ** -10

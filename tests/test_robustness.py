@@ -513,3 +513,15 @@ def test_huge_feature_values_are_rejected(tmp_path, solver):
     one_line(r, "svm-train", 2)
     assert "data row 1 has a feature value of magnitude 1.8e+308" in r.stderr
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX pipes")
+def test_a_closed_output_pipe_ends_the_command_silently(tmp_path):
+    """svm-train -C ... | head -1: no 'Broken pipe' message, SIGPIPE's status 141."""
+    p = subprocess.Popen(TRAIN_CMD + ["-C", "-s", "2", str(bundled("heart_scale.xz"))], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=tmp_path)
+    first = p.stdout.readline()
+    p.stdout.close()                   # the reader goes away after one line
+    err = p.stderr.read()
+    assert p.wait(timeout=120) in (141, -13), err      # our exit, or SIGPIPE itself
+    assert first.startswith(b"Doing parameter search") and err == b""

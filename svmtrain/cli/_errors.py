@@ -2,7 +2,8 @@
 
 Exit codes: 2 for bad input, bad model files and bad parameters (as click's
 usage errors), 1 for failures of the system (a file that cannot be
-written) and for internal errors, 130 after Ctrl-C. Never a traceback
+written) and for internal errors, 130 after Ctrl-C, 141 (silently) when
+the reader of the output has gone (a closed pipe). Never a traceback
 (unless SVMTRAIN_DEBUG is set).
 """
 import contextlib
@@ -24,6 +25,10 @@ def handle_errors(prog):
         _die(prog, "interrupted; no files were written", 130)
     except MemoryError:
         _die(prog, "out of memory (try a smaller --chunk-size, or fewer rows)", 1)
+    except BrokenPipeError:
+        # the reader of the output went away (svm-train -C ... | head): stop without a word,
+        # with the status of a process ended by SIGPIPE, as LIBSVM's and LIBLINEAR's tools
+        sys.exit(128 + 13)
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         _die(prog, f"{where}{e.strerror or e}", 1)
