@@ -17,8 +17,8 @@ The groups, and what they cover:
 
 * ``reader``: the LIBSVM reader (in memory and threaded file reads), row
   selection (``-v``), linear scoring (serial and parallel) and model files;
-* ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp`` and ranking,
-  ``--task p``, with its measures), ``sbp``,
+* ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp``, regression
+  and ranking, ``--task p``, with its measures), ``sbp``,
   ``kernel-pegasos`` (``-s pegasos -t 2``), ``asset`` (Nystrom and Fourier
   maps, ``--inner pegasos|dcd``): training and the scoring of their models,
   regression (``--task r``) and one-class (``--task o``) where the solver trains them;
@@ -168,6 +168,8 @@ def _ocas(tmp):
     for kw in ({}, {"ocas_method": "cp"}, {"bias": 1.0}):
         _train_and_score(chunk, tmp, solver="ocas", **kw)
     _train_and_score(_chunk(n_classes=3), tmp, solver="ocas")
+    for kw in ({}, {"loss": "squared-epsilon-insensitive", "bias": 1.0}):     # regression (--task r)
+        _train_and_score(chunk, tmp, solver="ocas", task="r", **kw)
     _ranking(tmp)
 
 

@@ -35,7 +35,8 @@ SUPPORT = {
     "dcd": {CLASSIFICATION: ("hinge", "squared-hinge", "log"),
             REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive"),
             ONE_CLASS: ("one-class",)},
-    "ocas": {CLASSIFICATION: ("hinge",), RANKING: ("pairwise-hinge",)},
+    "ocas": {CLASSIFICATION: ("hinge",), RANKING: ("pairwise-hinge",),
+             REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
     "pegasos": {CLASSIFICATION: ("hinge",)},
     "sbp": {CLASSIFICATION: ("hinge",)},
     # asset: every loss but the hinge through --inner dcd (dcd on the mapped features)

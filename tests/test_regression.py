@@ -1,5 +1,6 @@
 """Regression (--task r): dcd's SVR against a NumPy twin and LIBLINEAR, model files, both commands."""
 import lzma
+import re
 
 import numpy as np
 import pytest
@@ -333,3 +334,75 @@ def test_kernel_status_codes_agree_with_drive():
     from svmtrain.solvers import _dcd_kernels, _lr_kernels, _oneclass_kernels, _svr_kernels, base
     for K in (_dcd_kernels, _svr_kernels, _lr_kernels, _oneclass_kernels):
         assert (K.RUNNING, K.CONVERGED, K.MAX_ITER) == (base.RUNNING, base.CONVERGED, base.MAX_ITER)
+
+
+# ---------------------------------------------------------------- -s ocas --task r
+def test_svr_score_pass_against_numpy():
+    from svmtrain.solvers._svr_kernels import svr_score_pass
+    rng = np.random.default_rng(5)
+    s, y = rng.normal(size=200), rng.normal(size=200)
+    for squared in (False, True):
+        coef = np.empty(200)
+        nv, loss, bconst = svr_score_pass(s, y, 0.3, squared, coef)
+        r = s - y
+        e = np.maximum(np.abs(r) - 0.3, 0.0)
+        twin_loss = e * e if squared else e
+        twin_coef = -np.sign(r) * (2.0 * e if squared else (e > 0))
+        np.testing.assert_allclose(coef, twin_coef, rtol=0, atol=1e-15)
+        assert nv == np.count_nonzero(e > 0) and loss == pytest.approx(twin_loss.sum(), rel=1e-13)
+        assert bconst == pytest.approx(float(np.sum(twin_loss + twin_coef * s)), rel=1e-12)
+        # the tangent cut: loss(s') >= bconst - coef.s' at any s'
+        s2 = rng.normal(size=200)
+        e2 = np.maximum(np.abs(s2 - y) - 0.3, 0.0)
+        assert (e2 * e2 if squared else e2).sum() >= bconst - coef @ s2 - 1e-9
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("method", ["ocas", "cp"])
+@pytest.mark.parametrize("B", [-1.0, 1.0])
+def test_ocas_regression_reaches_the_dcd_optimum(loss, method, B):
+    """-s ocas --task r against dcd's optimum (dcd is checked against the NumPy twin and
+    LIBLINEAR above; the problem is LIBLINEAR's -s 13 / 12)."""
+    chunk, A = synthetic(n=300, d=10, seed=7)
+    squared = loss == LOSSES[1]
+    C, p = 3.0, 0.2
+    model = train(chunk, TrainParams(solver="ocas", task="r", loss=loss, C=C, epsilon=p, eps=1e-7, bias=B,
+                                     ocas_method=method))
+    r = model.fit_results[0]
+    ours = primal(A, chunk.labels, model.W[:, 0], C, p, squared, B)
+    dcd = train(chunk, TrainParams(task="r", loss=loss, C=C, epsilon=p, eps=1e-12, bias=B, max_iter=10 ** 6))
+    best = primal(A, chunk.labels, dcd.W[:, 0], C, p, squared, B)
+    assert r.converged and ours == pytest.approx(r.info["Q_P"], rel=1e-9)   # Q_P is the primal
+    assert r.info["Q_D"] <= best * (1 + 1e-9)                              # a lower bound
+    assert ours <= best * (1 + 2e-7)
+    assert r.objective == pytest.approx(ours / (chunk.n_rows * C), rel=1e-12)
+
+
+def test_ocas_regression_on_concrete_scale_and_both_commands(tmp_path):
+    """Issue 18: ocas's SVR objective against dcd's (= LIBLINEAR's to 3e-8) on concrete_scale;
+    the LIBLINEAR model file it writes predicts the same values."""
+    text = tmp_path / "concrete"
+    text.write_bytes(lzma.decompress(shared("concrete_scale.xz").read_bytes()))
+    objectives = {}
+    for solver, eps in (("dcd", "1e-8"), ("ocas", "1e-6")):
+        r = CliRunner().invoke(train_main, ["-s", solver, "--task", "r", "-c", "1", "-e", eps, "--model-format",
+                                            "liblinear", str(text), str(tmp_path / f"{solver}.model")])
+        assert r.exit_code == 0, r.output
+        objectives[solver] = float(re.search(r"C form ([0-9.e+-]+)\)", r.output).group(1))
+    assert objectives["ocas"] == pytest.approx(objectives["dcd"], rel=2e-6)
+    outs = []
+    for solver in ("dcd", "ocas"):
+        out = tmp_path / f"{solver}.out"
+        r = CliRunner().invoke(predict_main, [str(text), str(tmp_path / f"{solver}.model"), str(out)])
+        assert r.exit_code == 0 and "Mean squared error" in r.output
+        outs.append(np.loadtxt(out))
+    assert np.max(np.abs(outs[0] - outs[1])) < 0.05
+
+
+def test_ocas_regression_refusals(tmp_path):
+    text = tmp_path / "r.txt"
+    write_text(text, synthetic(n=30)[0])
+    for extra, says in ((["--stream"], "trains in memory"), (["--engine", "dask"], "trains in memory"),
+                        (["-w", "1", "2"], "applies to classification")):
+        r = CliRunner().invoke(train_main, ["-s", "ocas", "--task", "r"] + extra + [str(text), str(tmp_path / "m")])
+        assert r.exit_code == 2 and says in r.output, r.output

@@ -22,8 +22,11 @@ SOLVERS = {"ocas": ocas, "pegasos": pegasos}
 
 def check_supported(params):
     """ParameterError unless the Dask engine can train ``params``."""
-    if params.task == "p":
-        raise ParameterError("--task p (ranking) trains in memory only; it cannot be combined with --engine dask")
+    if params.task != "c" or params.loss != "hinge":
+        from ..tasks import NAMES
+        what = NAMES.get(params.task, params.task) if params.task != "c" else f"--loss {params.loss}"
+        raise ParameterError(f"--engine dask trains classification with the hinge loss; {what} trains in memory "
+                             "(drop --engine dask)")
     if params.solver not in SOLVERS:
         raise ParameterError(f"--engine dask trains -s ocas and -s pegasos (got -s {params.solver})")
     if params.kernel_type not in (None, 0):

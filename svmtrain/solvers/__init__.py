@@ -29,6 +29,7 @@ VARIANTS = {
     ("dcd", ONE_CLASS): "svmtrain.solvers.dcd_oneclass",
     ("dcd", CLASSIFICATION, "log"): "svmtrain.solvers.dcd_logistic",
     ("ocas", RANKING): "svmtrain.solvers.ocas_ranking",
+    ("ocas", REGRESSION): "svmtrain.solvers.ocas_regression",
 }
 
 

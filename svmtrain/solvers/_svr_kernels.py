@@ -156,3 +156,28 @@ def svr_dual_terms(y, beta, p, lam):
         if b != 0.0:
             nnz += 1
     return s, nnz
+
+
+@njit(cache=True, nogil=True)
+def svr_score_pass(scores, y, p, squared, coef):
+    """One pass of the epsilon-insensitive loss (or its square) at ``scores``:
+    coef_i = -d loss_i / d s_i (+-1, or +-2(|r_i| - p) squared; 0 inside the
+    tube |r_i| <= p, r_i = s_i - y_i). Returns (rows outside the tube, sum of
+    the losses, sum of loss_i + coef_i s_i: the constant of the tangent cut)."""
+    nv = 0
+    loss = 0.0
+    bconst = 0.0
+    for i in range(y.shape[0]):
+        r = scores[i] - y[i]
+        e = abs(r) - p
+        if e <= 0.0:
+            coef[i] = 0.0
+            continue
+        nv += 1
+        g = 2.0 * e if squared else 1.0
+        li = e * e if squared else e
+        c = -g if r > 0.0 else g
+        coef[i] = c
+        loss += li
+        bconst += li + c * scores[i]
+    return nv, loss, bconst

@@ -1,0 +1,132 @@
+"""The data side of OCAS for losses of the scores s = X w (``ocas.solve``'s
+four methods), shared by ranking and regression.
+
+A problem here is  F(w) = 1/2 |w|^2 + c sum_k loss_k(s)  with a convex loss
+of the scores whose one pass, ``loss_pass(s)``, returns
+
+    (coef, n_violated, loss, bconst)
+
+with coef_k = -d loss / d s_k (a subgradient), the loss, and bconst =
+loss + coef . s, so that the cut at s is  loss(s') >= bconst - coef . s'
+for every s' (a tangent: exact for a piecewise-linear loss). In w the
+cut is  c loss >= c bconst - <a, w>  with a = c sum_k coef_k x_k, the form
+of :class:`svmtrain.solvers.ocas.LocalData`'s cuts.
+
+The line search of ``--ocas-method ocas`` minimises F(w_b + t d) by a
+safeguarded root search (regula falsi, Illinois) on its derivative, which
+only grows; each evaluation is one pass at the scores X w_b + t X d (at
+most ``LS_EVALS`` passes per line search). It is inexact, which costs only
+iterations: Q_P is always F at the point reached and Q_D a lower bound, so
+the stopping rule certifies the optimum as for classification.
+"""
+import numpy as np
+
+from . import _ocas_kernels as K
+from ._common import margins
+
+LS_EVALS = 8          # derivative evaluations (data passes) per line search, at most
+
+
+class ScoreData:
+    """OCAS's data side for ``loss_pass`` (see the module doc) on the rows of X.
+
+    Keeps ``out_b = X w_b``, ``out_d = X d``, the coefficients at w_b (the
+    derivative at t = 0 of the next line search) and at the last cut point.
+    ``B`` is the constant feature's value in the scores and the cuts;
+    ``cut_bias`` (default B) its value in the cuts alone (0 where it cancels).
+    """
+
+    def __init__(self, X, loss_pass, cost, B, dim, nb):
+        n = X.n_rows
+        self.X, self.loss_pass, self.cost, self.B, self.nb = X, loss_pass, cost, B, nb
+        self.cut_bias = B
+        self.out_b = np.zeros(n)
+        self.out_d = np.zeros(n)
+        self.coef_b = np.zeros(n)
+        self.coef_cut = np.zeros(n)
+        self.cw = np.full(n, cost)
+        self.flag = np.zeros(n, np.int8)
+        self.zero = np.zeros(n, np.int8)
+        self.buf = np.empty((nb, dim)) if nb > 1 else np.empty((1, 1))
+        self.a = np.zeros(dim)
+        self.n_passes = 0
+
+    def _pass(self, scores):
+        self.n_passes += 1
+        return self.loss_pass(scores)
+
+    def errors(self, scores):
+        """The count shown as ``nerr`` in ocas's --verbose lines (none here)."""
+        return 0
+
+    def _outputs(self, w_d):
+        X = self.X
+        margins(X.indptr, X.indices, X.values, w_d, self.B, 0.0, self.out_d)
+
+    def _slope(self, t):
+        """dF(w_b + t d)/dt minus its regulariser part: -c sum_k coef_k(t) out_d[k]."""
+        coef = self._pass(self.out_b + t * self.out_d)[0]
+        return -self.cost * float(coef @ self.out_d)
+
+    def line_search(self, w_b, w_d, qa, qb):
+        """A minimiser t >= 0 of F(w_b + t w_d) (qa = |w_d|^2 > 0, qb = w_b.w_d),
+        found by regula falsi on the nondecreasing derivative g(t) (see the
+        module doc); keeps the outputs of w_d."""
+        self._outputs(w_d)
+        lo = 0.0
+        g_lo = qb - self.cost * float(self.coef_b @ self.out_d)
+        if g_lo >= 0.0:
+            return 0.0
+        hi = -g_lo / qa                    # g(hi) >= 0: the derivative only grows
+        g_hi = qa * hi + qb + self._slope(hi)
+        side = 0
+        for _ in range(LS_EVALS - 1):
+            if g_hi <= 0.0 or hi - lo <= 1e-12 * hi:
+                return hi if g_hi <= 0.0 else lo
+            if abs(g_hi - g_lo - qa * (hi - lo)) <= 1e-12 * (abs(g_hi) + abs(g_lo)):
+                return lo - g_lo / qa      # g is linear on [lo, hi]: the exact root
+            t = lo - g_lo * (hi - lo) / (g_hi - g_lo)
+            g_t = qa * t + qb + self._slope(t)
+            if g_t < 0.0:
+                lo, g_lo = t, g_t
+                if side == -1:
+                    g_hi *= 0.5            # Illinois: keep the stale end from stalling
+                side = -1
+            else:
+                hi, g_hi = t, g_t
+                if side == 1:
+                    g_lo *= 0.5
+                side = 1
+        return lo - g_lo * (hi - lo) / (g_hi - g_lo) if g_hi > g_lo else lo
+
+    def loss_at_end(self, w_b, w_d):
+        """The loss at w_b + w_d (= w_c); keeps the outputs of w_d."""
+        self._outputs(w_d)
+        return self.cost * self._pass(self.out_b + self.out_d)[2]
+
+    def move(self, t, mu):
+        """w_b += t d and the cut at the next cut point w_b + mu (1 - t) d.
+        Returns (loss at the new w_b, ``errors`` there (counted by
+        subclasses that show them), violations at the cut point, c times
+        the cut's bconst)."""
+        if t != 0.0:
+            self.out_b += t * self.out_d
+        coef, nv, loss, bconst = self._pass(self.out_b)
+        self.coef_b[:] = coef
+        nerr = self.errors(self.out_b)
+        s = mu * (1.0 - t)
+        if s != 0.0:
+            coef, nv, _, bconst = self._pass(self.out_b + s * self.out_d)
+            self.coef_cut[:] = coef
+        else:
+            self.coef_cut[:] = self.coef_b
+        return self.cost * loss, nerr, nv, self.cost * bconst
+
+    def cut(self):
+        """The cut vector c sum_k coef_k x_k at the last cut point (owned by this object)."""
+        X = self.X
+        np.not_equal(self.coef_cut, 0.0, out=self.flag.view(bool))
+        self.a[:] = 0.0
+        K.scatter_cut(X.indptr, X.indices, X.values, self.cut_bias, self.coef_cut, self.cw, self.flag, self.zero,
+                      False, self.nb, self.buf, self.a)
+        return self.a
