@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
 .PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache \
-	bench-dask bench-stream bench-table bench-all experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
+	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
 	readme-tour
 
 $(BIN)/python:
@@ -67,10 +67,24 @@ bench-dask: venv
 bench-stream: install
 	$(BIN)/python scripts/bench_stream.py $(BENCH_STREAM_ARGS)
 
+bench-param: install
+	$(BIN)/python scripts/bench_param_search.py
+
+bench-tasks: install
+	$(BIN)/python scripts/bench_tasks.py
+
+bench-ranking: install
+	$(BIN)/python scripts/bench_ranking.py
+	$(BIN)/python scripts/bench_ranking.py --vs-liblinear --features 5000
+
+bench-first-run: install
+	$(BIN)/python scripts/bench_first_run.py
+
 bench: bench-startup bench-table
 
 # every benchmark, the per-issue ones at their own (larger) default sizes
-bench-all: bench bench-parse bench-kernel bench-asset bench-cache bench-dask bench-stream
+bench-all: bench bench-parse bench-kernel bench-asset bench-cache bench-dask bench-stream bench-param bench-tasks \
+	bench-ranking bench-first-run
 
 # The papers' experiments: results/NAME.csv and results/NAME.png (PNG with the `plot` extra).
 exp-pegasos: install

@@ -170,6 +170,7 @@ def _ocas(tmp):
     _train_and_score(_chunk(n_classes=3), tmp, solver="ocas")
     for kw in ({}, {"loss": "squared-epsilon-insensitive", "bias": 1.0}):     # regression (--task r)
         _train_and_score(chunk, tmp, solver="ocas", task="r", **kw)
+    _train_and_score(chunk, tmp, solver="ocas", loss="log")                  # logistic regression
     _ranking(tmp)
 
 

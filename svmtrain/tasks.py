@@ -35,7 +35,7 @@ SUPPORT = {
     "dcd": {CLASSIFICATION: ("hinge", "squared-hinge", "log"),
             REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive"),
             ONE_CLASS: ("one-class",)},
-    "ocas": {CLASSIFICATION: ("hinge",), RANKING: ("pairwise-hinge",),
+    "ocas": {CLASSIFICATION: ("hinge", "log"), RANKING: ("pairwise-hinge",),
              REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
     "pegasos": {CLASSIFICATION: ("hinge",)},
     "sbp": {CLASSIFICATION: ("hinge",)},

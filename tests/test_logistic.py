@@ -162,3 +162,54 @@ def test_log_loss_on_a9a_test_set_close_to_liblinear():
     p1 = probs[:, 0] if first[0] else probs[:, 1]
     theirs = -float(np.mean(np.log(np.where(test_data.labels == 1.0, p1, 1.0 - p1))))
     assert abs(ours - theirs) < 0.01 and ours < 0.35
+
+
+# ---------------------------------------------------------------- -s ocas --loss log
+def test_log_score_pass_against_numpy():
+    from svmtrain.solvers._lr_kernels import log_score_pass
+    rng = np.random.default_rng(2)
+    s, y = 30.0 * rng.normal(size=300), np.where(rng.random(300) < 0.5, 1.0, -1.0)   # large margins too
+    weights = np.where(y > 0, 2.0, 0.5)
+    coef = np.empty(300)
+    wrong, loss, bconst = log_score_pass(s, y, weights, coef)
+    twin_loss = weights * np.logaddexp(0.0, -y * s)
+    twin_coef = weights * y * np.exp(-np.logaddexp(0.0, y * s))
+    np.testing.assert_allclose(coef, twin_coef, rtol=1e-13, atol=1e-300)
+    assert wrong == np.count_nonzero(y * s <= 0) and loss == pytest.approx(twin_loss.sum(), rel=1e-13)
+    assert bconst == pytest.approx(float(np.sum(twin_loss + twin_coef * s)), rel=1e-12)
+    s2 = rng.normal(size=300)                    # the tangent cut is below the loss everywhere
+    assert float(np.sum(weights * np.logaddexp(0.0, -y * s2))) >= bconst - coef @ s2 - 1e-9
+
+
+@pytest.mark.parametrize("method", ["ocas", "cp"])
+@pytest.mark.parametrize("C", [0.1, 10.0])
+def test_ocas_logistic_reaches_the_twin_optimum(method, C):
+    chunk, X = blobs()
+    y = np.where(chunk.labels == 1.0, 1.0, -1.0)
+    model = train(chunk, TrainParams(solver="ocas", loss="log", C=C, eps=1e-8, ocas_method=method))
+    r = model.fit_results[0]
+    best = primal(X, y, twin_lr(X, y, C), C)
+    ours = primal(X, y, model.W[:, 0], C)
+    assert r.converged and ours == pytest.approx(r.info["Q_P"], rel=1e-9)
+    assert r.info["Q_D"] <= best * (1 + 1e-9) and ours <= best * (1 + 1e-7)
+
+
+def test_ocas_logistic_on_a9a_and_its_probabilities(tmp_path):
+    """a9a at C = 1: the objective of dcd's (= LIBLINEAR -s 7's) within 1e-6; -b 1 works on the model."""
+    data = read_libsvm(bundled("a9a.xz"))
+    ocas = train(data, TrainParams(solver="ocas", loss="log", C=1.0, eps=1e-7))
+    dcd = train(data, TrainParams(loss="log", C=1.0, eps=1e-6, max_iter=10000))
+    f_ocas, f_dcd = (m.fit_results[0].info["primal_C_form"] for m in (ocas, dcd))
+    assert f_ocas == pytest.approx(f_dcd, rel=1e-6)
+    model_file = tmp_path / "m"
+    r = CliRunner().invoke(train_main, ["-q", "-s", "ocas", "--loss", "log", str(bundled("a9a.xz")),
+                                        str(model_file)])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "p"
+    r = CliRunner().invoke(predict_main, ["-b", "1", str(bundled("a9a.t.xz")), str(model_file), str(out)])
+    assert r.exit_code == 0, r.output
+    assert float(r.output.split("Accuracy = ")[1].split("%")[0]) > 84.5        # dcd's LR: 84.99 %
+    lines = out.read_text().splitlines()
+    assert lines[0] in ("labels 1 -1", "labels -1 1") and len(lines) == 16282
+    probs = np.array([[float(v) for v in ln.split()[1:]] for ln in lines[1:100]])
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)

@@ -198,7 +198,7 @@ def test_regression_refusals():
     from svmtrain.errors import ParameterError
     chunk, _ = synthetic(n=50)
     with pytest.raises(ParameterError, match="does not train regression"):
-        train(chunk, TrainParams(solver="ocas", task="r"))
+        train(chunk, TrainParams(solver="sbp", task="r"))
     with pytest.raises(ParameterError, match="applies to classification"):
         train(chunk, TrainParams(task="r", class_weights={1.0: 2.0}))
 

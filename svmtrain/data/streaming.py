@@ -357,6 +357,9 @@ def check_streamable(params):
     """ParameterError unless ``params`` names a solver that can stream."""
     if params.task == "p":
         raise ParameterError("--task p (ranking) trains in memory only; it cannot be combined with --stream")
+    if params.loss == "log":
+        raise ParameterError("--loss log (logistic regression) trains in memory only; it cannot be combined "
+                             "with --stream")
     if params.solver not in STREAMED:
         raise ParameterError(f"-s {params.solver} trains in memory only; --stream works with "
                              f"{', '.join(STREAMED)}")

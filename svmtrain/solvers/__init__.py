@@ -28,6 +28,7 @@ VARIANTS = {
     ("dcd", REGRESSION): "svmtrain.solvers.dcd_regression",
     ("dcd", ONE_CLASS): "svmtrain.solvers.dcd_oneclass",
     ("dcd", CLASSIFICATION, "log"): "svmtrain.solvers.dcd_logistic",
+    ("ocas", CLASSIFICATION, "log"): "svmtrain.solvers.ocas_logistic",
     ("ocas", RANKING): "svmtrain.solvers.ocas_ranking",
     ("ocas", REGRESSION): "svmtrain.solvers.ocas_regression",
 }

@@ -113,3 +113,31 @@ def lr_dual_terms(alpha):
     for i in range(alpha.shape[0]):
         s += alpha[i, 0] * math.log(alpha[i, 0]) + alpha[i, 1] * math.log(alpha[i, 1])
     return s
+
+
+@njit(cache=True, nogil=True)
+def log_score_pass(scores, y, weights, coef):
+    """One pass of the weighted logistic loss sum_i weights_i log(1 + exp(-y_i s_i))
+    at ``scores``: coef_i = -d loss / d s_i = weights_i y_i / (1 + exp(y_i s_i)).
+    Returns (rows with y_i s_i <= 0, the loss, sum of loss_i + coef_i s_i:
+    the constant of the tangent cut), computed without overflow."""
+    wrong = 0
+    loss = 0.0
+    bconst = 0.0
+    for i in range(y.shape[0]):
+        m = y[i] * scores[i]
+        if m <= 0.0:
+            wrong += 1
+        if m > 0.0:
+            e = math.exp(-m)
+            li = math.log1p(e)
+            sig = e / (1.0 + e)          # 1 / (1 + exp(m))
+        else:
+            e = math.exp(m)
+            li = -m + math.log1p(e)
+            sig = 1.0 / (1.0 + e)
+        c = weights[i] * y[i] * sig
+        coef[i] = c
+        loss += weights[i] * li
+        bconst += weights[i] * li + c * scores[i]
+    return wrong, loss, bconst

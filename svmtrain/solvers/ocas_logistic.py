@@ -1,0 +1,60 @@
+"""``-s ocas --loss log``: L2-regularised logistic regression by OCAS.
+
+Minimises LIBLINEAR's logistic-regression primal (its ``-s 0`` / ``-s 7``
+problem)
+
+    F(w) = 1/2 |w|^2 + sum_i C_i log(1 + exp(-y_i w.x_i))
+
+(C_i = C times the class weight of ``-w``) by the OCAS master loop
+(``ocas.solve``) over :class:`svmtrain.solvers.ocas_scores.ScoreData`: a
+cut is the tangent of the log loss at the cut point (the cutting-plane
+model of a smooth convex loss: Teo et al.'s BMRM handles any convex loss
+this way, and OCAS's line search needs only the loss's derivative along a
+line, one pass per evaluation). ``-B`` adds LIBLINEAR's regularised bias
+feature. ``FitResult.objective`` is F / (n C), the lambda form;
+``info["primal_C_form"]`` is F.
+"""
+import time
+
+import numba
+import numpy as np
+
+from ..errors import ParameterError
+from . import _lr_kernels as KL
+from .base import FitResult, finish_w, kernel_bias
+from .ocas import _check, _threads_for, solve
+from .ocas_scores import ScoreData
+
+
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
+    """Train one binary problem (y in {+1, -1}, a Chunk in memory); see the module doc."""
+    if monitor is not None:
+        raise ParameterError("--trace does not trace --loss log yet")
+    _check(X, y, n_features, params, class_cost)
+    t0 = time.perf_counter()
+    y = np.ascontiguousarray(y, np.float64)
+    n = X.n_rows
+    if n and not np.all((y == 1.0) | (y == -1.0)):
+        raise ParameterError("ocas needs labels y in {+1, -1}")
+    dim = int(n_features) + 1
+    if n == 0:
+        return FitResult(w=finish_w(np.zeros(dim), params), n_iter=0, objective=0.0, converged=True,
+                         info={"Q_P": 0.0, "Q_D": 0.0, "exit": "EmptyData"})
+    C = params.resolved_C(n)
+    weights = np.where(y > 0, float(class_cost[0]), float(class_cost[1]))
+    coef = np.zeros(n)
+
+    def loss_pass(scores):
+        wrong, loss, bconst = KL.log_score_pass(scores, y, weights, coef)
+        return coef, wrong, loss, bconst
+
+    nb = _threads_for(params.threads, X.nnz)
+    old_threads = numba.get_num_threads()
+    numba.set_num_threads(nb)
+    try:
+        result = solve(ScoreData(X, loss_pass, C, kernel_bias(params), dim, nb), n, dim, params, progress, log,
+                       nb, t0)
+    finally:
+        numba.set_num_threads(old_threads)
+    result.info.update(primal_C_form=result.info["Q_P"], C=C)
+    return result
