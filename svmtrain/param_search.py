@@ -18,8 +18,9 @@ start instead, as in LIBLINEAR.
 The folds are drawn once from ``--seed``, stratified by class
 (:func:`svmtrain.training.fold_assignment`), and are the same at every C;
 the best C is the first with the highest accuracy. Solvers that take a warm
-start (``WARM_START``: dcd with each loss) resume from their dual solution
-scaled by the ratio of the C values; the others solve every point from
+start (``WARM_START``) resume there: dcd (each loss) from its dual
+solution scaled by the ratio of the C values, ocas (hinge, log) from its w
+(its first cut and best point); the others (pegasos) solve every point from
 scratch. The folds of one C train in parallel threads (the solvers' kernels
 release the GIL), ``threads`` of them (default: all cores).
 """

@@ -169,3 +169,26 @@ def test_a_flat_start_does_not_stop_the_path(a9a):
     path = search_c(data, TrainParams(loss="log"), 5)
     assert path.points[0].accuracy == path.points[3].accuracy < 0.77
     assert path.best.accuracy > 0.83 and path.best.C > 2.0 ** -10
+
+
+@pytest.mark.parametrize("solver, loss", [("ocas", "hinge"), ("ocas", "log")])
+def test_ocas_warm_start_reaches_the_cold_optimum(a9a, solver, loss):
+    data = take_rows(a9a, np.flatnonzero(np.arange(a9a.n_rows) % 4 == 0))
+    params = TrainParams(solver=solver, loss=loss, eps=1e-6)
+    warm = []
+    for C in (2.0 ** -4, 2.0 ** -3, 2.0 ** -2):
+        hot = train(data, dataclasses.replace(params, C=C), warm_start=warm)
+    cold = train(data, dataclasses.replace(params, C=2.0 ** -2))
+    assert "w" in warm[0]
+    f_hot, f_cold = hot.fit_results[0].info["Q_P"], cold.fit_results[0].info["Q_P"]
+    assert abs(f_hot - f_cold) <= 2e-6 * f_cold
+    assert hot.fit_results[0].info["Q_D"] <= f_cold * (1 + 1e-12)
+
+
+def test_ocas_path_finds_the_best_c_of_independent_runs(heart):
+    params = TrainParams(solver="ocas", eps=1e-7)
+    path = search_c(heart, params, 5)
+    Cs = [p.C for p in path.points]
+    cold = _cold_rates(heart, params, Cs)
+    assert np.max(np.abs(np.array([p.accuracy for p in path.points]) - cold)) <= 1.0 / heart.n_rows
+    assert Cs[int(np.argmax(cold))] == path.best.C

@@ -198,8 +198,13 @@ def _check(X, y, n_features, params, class_cost):
         raise ValueError("feature index beyond n_features")
 
 
-def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
+WARM_START = True      # fit takes warm_start (see solve)
+
+
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None,
+        warm_start=None):
     """Train one binary linear SVM (hinge loss) by OCAS; see the module doc.
+    ``warm_start``: see :func:`solve`.
 
     ``X`` is a Chunk or a chunk source (:mod:`svmtrain.data.chunk_source`); from a
     source each iteration reads every block once for the outputs and the
@@ -217,7 +222,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     old_threads = numba.get_num_threads()
     numba.set_num_threads(nb)
     try:
-        return _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration)
+        return _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration, warm_start)
     finally:
         numba.set_num_threads(old_threads)
 
@@ -276,6 +281,11 @@ class LocalData:
         for j, c in self.X.blocks():
             margins(c.indptr, c.indices, c.values, w_d, self.B, 0.0, self.out_d[b[j]:b[j + 1]])
 
+    def start_at(self, w):
+        """out_b = X w: the outputs of a starting point other than 0."""
+        self._outputs(w)
+        self.out_b[:] = self.out_d
+
     def line_search(self, w_b, w_d, qa, qb):
         """The exact minimiser t >= 0 of F(w_b + t w_d) (qa = |w_d|^2 > 0,
         qb = w_b.w_d); computes and keeps the outputs of w_d."""
@@ -324,7 +334,7 @@ class LocalData:
         return a_new
 
 
-def _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration=None):
+def _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration=None, warm_start=None):
     t0 = time.perf_counter()
     n = X.n_rows
     dim = n_features + 1
@@ -335,13 +345,20 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration=N
                                "history": [], "exit": EXIT_EMPTY})
     cw = np.where(y > 0, C * float(class_cost[0]), C * float(class_cost[1]))
     data = LocalData(X, y, cw, kernel_bias(params), dim, nb)
-    return solve(data, n, dim, params, progress, log, nb, t0, on_iteration)
+    return solve(data, n, dim, params, progress, log, nb, t0, on_iteration, warm_start)
 
 
-def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_iteration=None):
+def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_iteration=None, warm_start=None):
     """The OCAS (or cutting-plane) master loop over ``data``, a LocalData or
     any object with its methods (line_search, loss_at_end, move, cut).
     ``on_iteration(w_b, it, Q_D)``, if given, is called after every iteration.
+
+    ``warm_start``: a dict owned by the caller for a path of C values on the
+    same rows (``-C``): when it holds ``"w"`` (a solution at another C, the
+    constant feature's weight last) the first best point and first cut are
+    there instead of at 0 (``data.start_at``); any starting point keeps
+    OCAS's guarantees (Q_P is F at the point reached, Q_D a lower bound).
+    On return it holds this run's w.
 
     ``n`` rows (n > 0), weight vectors of length ``dim``; ``nb`` blocks for
     the O(k dim) kernels of the cut buffer. Returns a FitResult whose
@@ -363,9 +380,12 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
     w_d = _zeros(dim)
     cuts = _Cuts(dim, cut_limit, nb)
 
-    # iteration 0: w_b = 0; every example violates; first cut at 0
+    # iteration 0: w_b = 0 (every example violates) or the warm start; the first cut there
+    if warm_start is not None and "w" in warm_start:
+        w_b[:] = warm_start["w"]
+        data.start_at(w_b)
     loss, nerr, nv, bsum = data.move(0.0, 0.0)
-    Q_P = loss
+    Q_P = 0.5 * float(w_b @ w_b) + loss
     Q_D = 0.0
     history = [(0, time.perf_counter() - t0, Q_P, Q_D)]
     if log is not None:
@@ -425,6 +445,8 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
             break
         cuts.add(data.cut(), bsum, it)
 
+    if warm_start is not None:
+        warm_start["w"] = w_b.copy()
     k = cuts.k
     info = {
         "Q_P": Q_P,

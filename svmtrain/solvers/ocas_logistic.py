@@ -26,7 +26,11 @@ from .ocas import _check, _threads_for, solve
 from .ocas_scores import ScoreData
 
 
-def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
+WARM_START = True      # fit takes warm_start (see ocas.solve)
+
+
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None,
+        warm_start=None):
     """Train one binary problem (y in {+1, -1}, a Chunk in memory); see the module doc."""
     if monitor is not None:
         raise ParameterError("--trace does not trace --loss log yet")
@@ -53,7 +57,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     numba.set_num_threads(nb)
     try:
         result = solve(ScoreData(X, loss_pass, C, kernel_bias(params), dim, nb), n, dim, params, progress, log,
-                       nb, t0)
+                       nb, t0, warm_start=warm_start)
     finally:
         numba.set_num_threads(old_threads)
     result.info.update(primal_C_form=result.info["Q_P"], C=C)

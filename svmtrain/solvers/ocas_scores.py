@@ -55,6 +55,11 @@ class ScoreData:
         self.n_passes += 1
         return self.loss_pass(scores)
 
+    def start_at(self, w):
+        """out_b = X w: the outputs of a starting point other than 0."""
+        self._outputs(w)
+        self.out_b[:] = self.out_d
+
     def errors(self, scores):
         """The count shown as ``nerr`` in ocas's --verbose lines (none here)."""
         return 0
