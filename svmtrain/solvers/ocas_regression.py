@@ -14,16 +14,12 @@ squared loss tangents, as for any convex loss). ``-B`` adds LIBLINEAR's
 regularised bias feature. ``FitResult.objective`` is F / (n C), the lambda
 form, and ``info["primal_C_form"]`` is F, LIBLINEAR's primal value.
 """
-import time
-
-import numba
 import numpy as np
 
 from ..errors import ParameterError
 from . import _svr_kernels as KS
-from .base import FitResult, finish_w, kernel_bias
-from .ocas import _check, _threads_for, solve
-from .ocas_scores import ScoreData
+from .ocas import _check
+from .ocas_scores import fit_scores
 
 SQUARED = "squared-epsilon-insensitive"
 
@@ -35,29 +31,13 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     if monitor is not None:
         raise ParameterError("--trace does not trace regression yet")
     _check(X, y, n_features, params, class_cost)
-    t0 = time.perf_counter()
     y = np.ascontiguousarray(y, np.float64)
-    n = X.n_rows
-    dim = int(n_features) + 1
-    if n == 0:
-        return FitResult(w=finish_w(np.zeros(dim), params), n_iter=0, objective=0.0, converged=True,
-                         info={"Q_P": 0.0, "Q_D": 0.0, "exit": "EmptyData"})
-    C = params.resolved_C(n)
     p = float(params.epsilon)
     squared = params.loss == SQUARED
-    coef = np.zeros(n)
+    coef = np.zeros(X.n_rows)
 
     def loss_pass(scores):
         nv, loss, bconst = KS.svr_score_pass(scores, y, p, squared, coef)
         return coef, nv, loss, bconst
 
-    nb = _threads_for(params.threads, X.nnz)
-    old_threads = numba.get_num_threads()
-    numba.set_num_threads(nb)
-    try:
-        result = solve(ScoreData(X, loss_pass, C, kernel_bias(params), dim, nb), n, dim, params, progress, log,
-                       nb, t0)
-    finally:
-        numba.set_num_threads(old_threads)
-    result.info.update(primal_C_form=result.info["Q_P"], C=C)
-    return result
+    return fit_scores(X, loss_pass, params.resolved_C(X.n_rows), n_features, params, progress, log)

@@ -19,10 +19,15 @@ most ``LS_EVALS`` passes per line search). It is inexact, which costs only
 iterations: Q_P is always F at the point reached and Q_D a lower bound, so
 the stopping rule certifies the optimum as for classification.
 """
+import time
+
+import numba
 import numpy as np
 
 from . import _ocas_kernels as K
 from ._common import margins
+from .base import FitResult, finish_w, kernel_bias
+from .ocas import _threads_for, solve
 
 LS_EVALS = 8          # derivative evaluations (data passes) per line search, at most
 
@@ -135,3 +140,26 @@ class ScoreData:
         K.scatter_cut(X.indptr, X.indices, X.values, self.cut_bias, self.coef_cut, self.cw, self.flag, self.zero,
                       False, self.nb, self.buf, self.a)
         return self.a
+
+
+def fit_scores(X, loss_pass, C, n_features, params, progress=None, log=None, warm_start=None):
+    """Minimise 1/2 |w|^2 + C loss(X w) by ``ocas.solve`` over
+    ``ScoreData(X, loss_pass, C)`` (rows of a Chunk in memory, ``-B`` as
+    LIBLINEAR's), with ocas's threads; ``warm_start`` as ``ocas.solve``'s.
+    The FitResult's info adds ``primal_C_form`` (= Q_P, the primal value)
+    and ``C``; no rows give w = 0."""
+    t0 = time.perf_counter()
+    n, dim = X.n_rows, int(n_features) + 1
+    if n == 0:
+        return FitResult(w=finish_w(np.zeros(dim), params), n_iter=0, objective=0.0, converged=True,
+                         info={"Q_P": 0.0, "Q_D": 0.0, "exit": "EmptyData"})
+    nb = _threads_for(params.threads, X.nnz)
+    old_threads = numba.get_num_threads()
+    numba.set_num_threads(nb)
+    try:
+        result = solve(ScoreData(X, loss_pass, C, kernel_bias(params), dim, nb), n, dim, params, progress, log,
+                       nb, t0, warm_start=warm_start)
+    finally:
+        numba.set_num_threads(old_threads)
+    result.info.update(primal_C_form=result.info["Q_P"], C=C)
+    return result
