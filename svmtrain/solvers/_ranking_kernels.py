@@ -22,7 +22,7 @@ for a query of m rows and R levels.
 import numpy as np
 from numba import njit, prange
 
-from .._numba_options import PRANGE
+from .._numba_options import PRANGE, serial_twin
 from .._sort_kernels import argsort_range
 
 
@@ -110,26 +110,4 @@ def pair_pass_parallel(s, lev, order, qptr, lptr, margin, strict, coef, keys, pe
         q_loss[q] = l_
 
 
-@njit(cache=True, nogil=True)
-def pair_pass_serial(s, lev, order, qptr, lptr, margin, strict, coef, keys, perm, fu, fv, low,
-                     q_viol, q_loss):
-    """pair_pass, one query after the other."""
-    coef[:] = 0.0
-    for q in range(qptr.shape[0] - 1):
-        v, l_ = _query(s, lev, order, qptr[q], qptr[q + 1], lptr[q], lptr[q + 1], margin, strict,
-                       coef, keys, perm, fu, fv, low)
-        q_viol[q] = v
-        q_loss[q] = l_
-
-
-@njit(cache=True, nogil=True)
-def weighted_rows(indptr, indices, values, coef, scale, out):
-    """out += scale * sum_i coef_i x_i over the rows with coef_i != 0 (serial;
-    the cut of a ranking run, whose constant feature cancels)."""
-    for i in range(indptr.shape[0] - 1):
-        c = coef[i]
-        if c != 0.0:
-            a = scale * c
-            for p in range(indptr[i], indptr[i + 1]):
-                out[indices[p]] += a * values[p]
-    return out
+pair_pass_serial = serial_twin(pair_pass_parallel)     # one query after the other; the same numbers
