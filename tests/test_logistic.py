@@ -213,3 +213,18 @@ def test_ocas_logistic_on_a9a_and_its_probabilities(tmp_path):
     assert lines[0] in ("labels 1 -1", "labels -1 1") and len(lines) == 16282
     probs = np.array([[float(v) for v in ln.split()[1:]] for ln in lines[1:100]])
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_ocas_logistic_streamed_is_the_in_memory_run(tmp_path):
+    """--stream -s ocas --loss log over several blocks of a9a: the in-memory run's iterations and optimum."""
+    from svmtrain.data.streaming import train_streamed
+    text = tmp_path / "a9a"
+    text.write_bytes(lzma.decompress(bundled("a9a.xz").read_bytes()))
+    params = TrainParams(solver="ocas", loss="log", C=1.0, eps=1e-5)
+    streamed = train_streamed(str(text), params, memory_limit_mb=64, chunk_rows=5000)
+    assert dict(streamed.header)["stream_blocks"] >= 6
+    in_memory = train(read_libsvm(str(text)), params)
+    rs, rm = streamed.fit_results[0], in_memory.fit_results[0]
+    assert rs.n_iter == rm.n_iter and rs.info["Q_P"] == pytest.approx(rm.info["Q_P"], rel=1e-9)
+    r = CliRunner().invoke(train_main, ["-q", "-s", "dcd", "--loss", "log", "--stream", str(text), str(tmp_path / "m")])
+    assert r.exit_code == 2 and "-s ocas --loss log trains it" in r.output

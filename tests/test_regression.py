@@ -402,7 +402,27 @@ def test_ocas_regression_on_concrete_scale_and_both_commands(tmp_path):
 def test_ocas_regression_refusals(tmp_path):
     text = tmp_path / "r.txt"
     write_text(text, synthetic(n=30)[0])
-    for extra, says in ((["--stream"], "trains in memory"), (["--engine", "dask"], "trains in memory"),
-                        (["-w", "1", "2"], "applies to classification")):
+    for extra, says in ((["--engine", "dask"], "trains in memory"), (["-w", "1", "2"], "applies to classification")):
         r = CliRunner().invoke(train_main, ["-s", "ocas", "--task", "r"] + extra + [str(text), str(tmp_path / "m")])
         assert r.exit_code == 2 and says in r.output, r.output
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_ocas_streamed_regression_is_the_in_memory_run(tmp_path, loss):
+    """--stream -s ocas --task r over 5 blocks: the same iterations and optimum as in memory."""
+    from svmtrain.data.streaming import train_streamed
+    chunk, _ = synthetic(n=2000, d=30, seed=4)
+    write_text(tmp_path / "train", chunk)
+    params = TrainParams(solver="ocas", task="r", loss=loss, C=1.0, epsilon=0.1, eps=1e-6, bias=1.0)
+    streamed = train_streamed(str(tmp_path / "train"), params, memory_limit_mb=64, chunk_rows=400)
+    assert streamed.task == "r" and dict(streamed.header)["stream_blocks"] >= 4
+    in_memory = train(read_libsvm_text(tmp_path / "train"), params)
+    rs, rm = streamed.fit_results[0], in_memory.fit_results[0]
+    assert rs.n_iter == rm.n_iter
+    assert rs.info["Q_P"] == pytest.approx(rm.info["Q_P"], rel=1e-9)
+    np.testing.assert_allclose(streamed.W, in_memory.W, rtol=1e-7, atol=1e-9)
+
+
+def read_libsvm_text(path):
+    from svmtrain.io.reader import read_libsvm
+    return read_libsvm(str(path))

@@ -349,7 +349,8 @@ class _StreamSolver:
         if self.name == "dcd":
             from ..solvers import stream_dcd
             return stream_dcd.fit(source, y, d, params, progress, log, class_cost)
-        from ..solvers import ocas
+        from ..solvers import get_solver
+        ocas = get_solver("ocas", task=params.task, loss=params.loss)     # hinge, log or regression
         return ocas.fit(source, y, d, params, progress, log, class_cost)
 
 
@@ -357,15 +358,15 @@ def check_streamable(params):
     """ParameterError unless ``params`` names a solver that can stream."""
     if params.task == "p":
         raise ParameterError("--task p (ranking) trains in memory only; it cannot be combined with --stream")
-    if params.loss == "log":
-        raise ParameterError("--loss log (logistic regression) trains in memory only; it cannot be combined "
-                             "with --stream")
+    if params.loss == "log" and params.solver != "ocas":
+        raise ParameterError(f"-s {params.solver} --loss log (logistic regression) trains in memory; "
+                             "with --stream, -s ocas --loss log trains it")
     if params.solver not in STREAMED:
         raise ParameterError(f"-s {params.solver} trains in memory only; --stream works with "
                              f"{', '.join(STREAMED)}")
-    if params.task != "c" and not (params.task == "r" and params.solver == "dcd"):
+    if params.task != "c" and not (params.task == "r" and params.solver in ("dcd", "ocas")):
         from ..tasks import NAMES
-        raise ParameterError(f"--stream trains classification, and regression with -s dcd; "
+        raise ParameterError(f"--stream trains classification, and regression with -s dcd or ocas; "
                              f"{NAMES.get(params.task, params.task)} (--task {params.task}) with -s {params.solver} "
                              "trains in memory (drop --stream)")
     if params.solver == "asset":

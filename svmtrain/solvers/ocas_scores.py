@@ -24,6 +24,7 @@ import time
 import numba
 import numpy as np
 
+from ..data.chunk_source import as_source
 from . import _ocas_kernels as K
 from ._common import margins
 from .base import FitResult, finish_w, kernel_bias
@@ -33,7 +34,10 @@ LS_EVALS = 8          # derivative evaluations (data passes) per line search, at
 
 
 class ScoreData:
-    """OCAS's data side for ``loss_pass`` (see the module doc) on the rows of X.
+    """OCAS's data side for ``loss_pass`` (see the module doc) on the rows of X,
+    a Chunk or the blocks of a ``--stream`` run (a chunk source: every pass
+    over the scores' inputs reads each block once; the cut reads the blocks
+    holding a row with a nonzero coefficient).
 
     Keeps ``out_b = X w_b``, ``out_d = X d``, the coefficients at w_b (the
     derivative at t = 0 of the next line search) and at the last cut point.
@@ -42,6 +46,7 @@ class ScoreData:
     """
 
     def __init__(self, X, loss_pass, cost, B, dim, nb):
+        X = as_source(X)
         n = X.n_rows
         self.X, self.loss_pass, self.cost, self.B, self.nb = X, loss_pass, cost, B, nb
         self.cut_bias = B
@@ -70,8 +75,10 @@ class ScoreData:
         return 0
 
     def _outputs(self, w_d):
-        X = self.X
-        margins(X.indptr, X.indices, X.values, w_d, self.B, 0.0, self.out_d)
+        """out_d = X w_d, block by block."""
+        b = self.X.bounds
+        for j, c in self.X.blocks():
+            margins(c.indptr, c.indices, c.values, w_d, self.B, 0.0, self.out_d[b[j]:b[j + 1]])
 
     def _slope(self, t):
         """dF(w_b + t d)/dt minus its regulariser part: -c sum_k coef_k(t) out_d[k]."""
@@ -134,18 +141,22 @@ class ScoreData:
 
     def cut(self):
         """The cut vector c sum_k coef_k x_k at the last cut point (owned by this object)."""
-        X = self.X
-        np.not_equal(self.coef_cut, 0.0, out=self.flag.view(bool))
+        X, b = self.X, self.X.bounds
+        nonzero = self.flag.view(bool)
+        np.not_equal(self.coef_cut, 0.0, out=nonzero)
         self.a[:] = 0.0
-        K.scatter_cut(X.indptr, X.indices, X.values, self.cut_bias, self.coef_cut, self.cw, self.flag, self.zero,
-                      False, self.nb, self.buf, self.a)
+        order = np.flatnonzero(np.logical_or.reduceat(nonzero, b[:-1])) if X.n_blocks > 1 else None
+        for j, c in X.blocks(order):
+            r = slice(b[j], b[j + 1])
+            K.scatter_cut(c.indptr, c.indices, c.values, self.cut_bias, self.coef_cut[r], self.cw[r], self.flag[r],
+                          self.zero[r], False, self.nb, self.buf, self.a)
         return self.a
 
 
 def fit_scores(X, loss_pass, C, n_features, params, progress=None, log=None, warm_start=None):
     """Minimise 1/2 |w|^2 + C loss(X w) by ``ocas.solve`` over
-    ``ScoreData(X, loss_pass, C)`` (rows of a Chunk in memory, ``-B`` as
-    LIBLINEAR's), with ocas's threads; ``warm_start`` as ``ocas.solve``'s.
+    ``ScoreData(X, loss_pass, C)`` (a Chunk or a ``--stream`` source, ``-B``
+    as LIBLINEAR's), with ocas's threads; ``warm_start`` as ``ocas.solve``'s.
     The FitResult's info adds ``primal_C_form`` (= Q_P, the primal value)
     and ``C``; no rows give w = 0."""
     t0 = time.perf_counter()
@@ -153,7 +164,7 @@ def fit_scores(X, loss_pass, C, n_features, params, progress=None, log=None, war
     if n == 0:
         return FitResult(w=finish_w(np.zeros(dim), params), n_iter=0, objective=0.0, converged=True,
                          info={"Q_P": 0.0, "Q_D": 0.0, "exit": "EmptyData"})
-    nb = _threads_for(params.threads, X.nnz)
+    nb = _threads_for(params.threads, getattr(X, "max_block_nnz", X.nnz))
     old_threads = numba.get_num_threads()
     numba.set_num_threads(nb)
     try:
