@@ -35,7 +35,8 @@ RUNS = [
     ["--task", "r"], ["-s", "12", "-B", "1"], ["-s", "asset", "--task", "r", "--inner", "dcd"],
     ["--task", "o"], ["-s", "21", "-n", "0.2", "--model-format", "liblinear"],
     ["-s", "asset", "--task", "o", "--inner", "dcd", "--model-format", "libsvm"],
-    ["-s", "ocas", "--task", "r"], ["-s", "ocas", "--loss", "log"], ["-C", "-s", "2"], ["-C", "-s", "0"],
+    ["-s", "ocas", "--task", "r"], ["-s", "ocas", "--loss", "log"], ["-s", "pegasos", "--loss", "log"],
+    ["-s", "pegasos", "--task", "r"], ["-s", "pegasos", "--task", "r", "--stream"], ["-C", "-s", "2"], ["-C", "-s", "0"],
 ]
 
 RUN_AND_COUNT = r"""

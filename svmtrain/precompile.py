@@ -159,7 +159,8 @@ def _dcd(tmp):
 
 def _pegasos(tmp):
     chunk = _chunk()
-    for kw in ({}, {"batch_size": 4, "average": True}, {"unreg_bias": True, "bias": 1.0}):
+    for kw in ({}, {"batch_size": 4, "average": True}, {"unreg_bias": True, "bias": 1.0}, {"loss": "log"},
+               {"task": "r"}):
         _train_and_score(chunk, tmp, solver="pegasos", epochs=2, **kw)
 
 

@@ -37,7 +37,8 @@ SUPPORT = {
             ONE_CLASS: ("one-class",)},
     "ocas": {CLASSIFICATION: ("hinge", "log"), RANKING: ("pairwise-hinge",),
              REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
-    "pegasos": {CLASSIFICATION: ("hinge",)},
+    "pegasos": {CLASSIFICATION: ("hinge", "log"),
+                REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
     "sbp": {CLASSIFICATION: ("hinge",)},
     # asset: every loss but the hinge through --inner dcd (dcd on the mapped features)
     "asset": {CLASSIFICATION: ("hinge", "squared-hinge"),

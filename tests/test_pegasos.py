@@ -75,7 +75,7 @@ def test_kernel_matches_numpy_twin(k, B, unreg, average):
     v, acc, corr = np.zeros(d + 1), np.zeros(d + 1), np.zeros(d + 1)
     state = np.array([1.0, 0, 0, 0, 0, 0])
     pegasos_steps(X.indptr, X.indices, X.values, y, row_sqnorms(X.indptr, X.values, B), draws, k, 0,
-                  lam, B, unreg, avg_start, v, state, acc, corr, np.empty(k, np.int64))
+                  lam, B, unreg, avg_start, v, state, acc, corr, np.empty(k, np.int64), np.empty(k), 0, 0.0, 1.0 / lam)
     w, b = pegasos._current(v, state, acc, corr, average)
     w_ref, b_ref = naive_pegasos(dense(X, d), y, lam, draws, k, B=B, unreg_bias=unreg,
                                  avg_start=avg_start if average else None)
@@ -119,3 +119,67 @@ def test_eps_stops_early(a9a):
     X, y = a9a
     r = pegasos.fit(X, y, 123, TrainParams(lam=1e-4, epochs=200, eps=1e-2))
     assert r.converged and r.info["epochs"] < 200
+
+
+# ---------------------------------------------------------------- other losses
+@pytest.mark.parametrize("loss, task", [("log", "c"), ("epsilon-insensitive", "r"),
+                                        ("squared-epsilon-insensitive", "r")])
+@pytest.mark.parametrize("k, average", [(1, False), (4, True)])
+def test_other_losses_match_the_numpy_twin(loss, task, k, average):
+    from svmtrain.solvers._pegasos_kernels import LOSS_CODES
+    X = read_libsvm(bundled("heart_scale.xz"))
+    d, lam = X.n_features, 0.05
+    y = np.where(X.labels > 0, 1.0, -1.0) if task == "c" else X.values[X.indptr[:-1]] * 3.0 + 0.5
+    p = 0.2 if task == "r" else 0.0
+    params = TrainParams(solver="pegasos", task=task, loss=loss, lam=lam, **({"epsilon": p} if task == "r" else {}))
+    code, p_used, radius2 = pegasos.loss_setup(params, y, lam)
+    assert code == LOSS_CODES[loss] and p_used == p
+    draws = np.random.default_rng(1).integers(0, X.n_rows, size=300 * k)
+    avg_start = 150 if average else 10**9
+    v, acc, corr = np.zeros(d + 1), np.zeros(d + 1), np.zeros(d + 1)
+    state = np.array([1.0, 0, 0, 0, 0, 0])
+    pegasos_steps(X.indptr, X.indices, X.values, y, row_sqnorms(X.indptr, X.values, 1.0), draws, k, 0,
+                  lam, 1.0, True, avg_start, v, state, acc, corr, np.empty(k, np.int64), np.empty(k), code, p, radius2)
+    w, b = pegasos._current(v, state, acc, corr, average)
+    w_ref, b_ref = naive_pegasos(dense(X, d), y, lam, draws, k, B=1.0, unreg_bias=True,
+                                 avg_start=avg_start if average else None, loss=loss, p=p, radius2=radius2)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-9, atol=1e-10)
+    assert b == pytest.approx(b_ref, rel=1e-9, abs=1e-10)
+
+
+def test_log_loss_on_a9a_near_dcds_optimum():
+    """pegasos --loss log at lambda 1e-4: objective within 1 % of dcd's logistic optimum, accuracy within
+    0.5 points on a9a.t."""
+    X, T = read_libsvm(bundled("a9a.xz")), read_libsvm(bundled("a9a.t.xz"))
+    lam = 1e-4
+    sgd = train(X, TrainParams(solver="pegasos", loss="log", lam=lam, epochs=10))
+    exact = train(X, TrainParams(loss="log", lam=lam, eps=1e-6, max_iter=10000))
+    f_sgd, f_exact = sgd.fit_results[0].objective, exact.fit_results[0].objective
+    assert f_exact <= f_sgd <= 1.01 * f_exact
+    acc = [float(np.mean(m.predict(T) == T.labels)) for m in (sgd, exact)]
+    assert abs(acc[0] - acc[1]) <= 0.005
+    assert sgd.has_probabilities
+
+
+def test_regression_on_concrete_near_dcds_optimum():
+    import lzma
+    import tempfile
+    from conftest import shared
+    text = tempfile.NamedTemporaryFile(suffix=".txt", delete=False).name
+    with open(text, "wb") as f:
+        f.write(lzma.decompress(shared("concrete_scale.xz").read_bytes()))
+    X = read_libsvm(text)
+    for loss in ("epsilon-insensitive", "squared-epsilon-insensitive"):
+        kw = dict(task="r", loss=loss, lam=1e-3, epsilon=0.1, bias=1.0)
+        sgd = train(X, TrainParams(solver="pegasos", epochs=100, **kw))
+        exact = train(X, TrainParams(eps=1e-8, max_iter=100000, **kw))
+        f_sgd, f_exact = sgd.fit_results[0].objective, exact.fit_results[0].objective
+        assert f_exact <= f_sgd * (1 + 1e-12) and f_sgd <= 1.02 * f_exact, (loss, f_sgd, f_exact)
+        assert sgd.task == "r"
+
+
+def test_kernel_pegasos_refuses_the_other_losses():
+    from svmtrain.errors import ParameterError
+    X = read_libsvm(bundled("heart_scale.xz"))
+    with pytest.raises(ParameterError, match="asset --inner dcd"):
+        train(X, TrainParams(solver="pegasos", kernel_type=2, loss="log"))

@@ -426,3 +426,18 @@ def test_ocas_streamed_regression_is_the_in_memory_run(tmp_path, loss):
 def read_libsvm_text(path):
     from svmtrain.io.reader import read_libsvm
     return read_libsvm(str(path))
+
+
+def test_pegasos_streamed_regression_near_the_optimum(tmp_path):
+    """--stream -s pegasos --task r (SGD on the epsilon-insensitive loss over a shuffle buffer): the
+    objective within 2 % of dcd's optimum."""
+    from svmtrain.data.streaming import train_streamed
+    chunk, A = synthetic(n=3000, d=20, seed=9)
+    write_text(tmp_path / "train", chunk)
+    kw = dict(task="r", loss=LOSSES[0], lam=1e-3, epsilon=0.1)
+    streamed = train_streamed(str(tmp_path / "train"), TrainParams(solver="pegasos", epochs=40, **kw),
+                              memory_limit_mb=64, chunk_rows=500)
+    assert streamed.task == "r" and dict(streamed.header)["stream_blocks"] >= 4
+    exact = train(chunk, TrainParams(eps=1e-8, max_iter=100000, **kw))
+    f_s, f_e = streamed.fit_results[0].objective, exact.fit_results[0].objective
+    assert f_e <= f_s * (1 + 1e-12) and f_s <= 1.02 * f_e, (f_s, f_e)

@@ -358,15 +358,15 @@ def check_streamable(params):
     """ParameterError unless ``params`` names a solver that can stream."""
     if params.task == "p":
         raise ParameterError("--task p (ranking) trains in memory only; it cannot be combined with --stream")
-    if params.loss == "log" and params.solver != "ocas":
+    if params.loss == "log" and params.solver not in ("ocas", "pegasos"):
         raise ParameterError(f"-s {params.solver} --loss log (logistic regression) trains in memory; "
-                             "with --stream, -s ocas --loss log trains it")
+                             "with --stream, -s ocas or -s pegasos --loss log trains it")
     if params.solver not in STREAMED:
         raise ParameterError(f"-s {params.solver} trains in memory only; --stream works with "
                              f"{', '.join(STREAMED)}")
-    if params.task != "c" and not (params.task == "r" and params.solver in ("dcd", "ocas")):
+    if params.task != "c" and not (params.task == "r" and params.solver in ("dcd", "ocas", "pegasos")):
         from ..tasks import NAMES
-        raise ParameterError(f"--stream trains classification, and regression with -s dcd or ocas; "
+        raise ParameterError(f"--stream trains classification, and regression with -s dcd, ocas or pegasos; "
                              f"{NAMES.get(params.task, params.task)} (--task {params.task}) with -s {params.solver} "
                              "trains in memory (drop --stream)")
     if params.solver == "asset":

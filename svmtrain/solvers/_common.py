@@ -102,8 +102,10 @@ def loss_sum(y, scores, loss, weights):
     return s
 
 
-def primal_objective(X, y, w_ext, B, b, lam, loss="hinge"):
-    """lambda/2 |w|^2 + mean loss(y_i (w.x_i + b)), with w_ext as in base.py.
+def primal_objective(X, y, w_ext, B, b, lam, loss="hinge", epsilon=0.0):
+    """lambda/2 |w|^2 + mean loss(w.x_i + b; y_i), with w_ext as in base.py:
+    the hinge or squared hinge of y_i s_i, the logistic loss, or the
+    epsilon-insensitive loss of s_i - y_i (tube ``epsilon``) or its square.
 
     The regulariser covers w_ext including the constant-feature weight
     (as LIBLINEAR's -B does) but never the unregularised bias b.
@@ -111,5 +113,14 @@ def primal_objective(X, y, w_ext, B, b, lam, loss="hinge"):
     scores = margins(X.indptr, X.indices, X.values, w_ext, B, b,
                      np.empty(X.n_rows, np.float64))
     n = max(X.n_rows, 1)
-    ones = np.ones(X.n_rows, np.float64)
-    return 0.5 * lam * float(w_ext @ w_ext) + loss_sum(y, scores, LOSS_CODES[loss], ones) / n
+    return 0.5 * lam * float(w_ext @ w_ext) + score_loss_sum(y, scores, loss, epsilon) / n
+
+
+def score_loss_sum(y, scores, loss, epsilon=0.0):
+    """sum_i loss(scores_i; y_i) for every loss of svmtrain.tasks but the pairwise and one-class ones."""
+    if loss in LOSS_CODES:
+        return loss_sum(y, scores, LOSS_CODES[loss], np.ones(len(y), np.float64))
+    if loss == "log":
+        return float(np.logaddexp(0.0, -y * scores).sum())
+    e = np.maximum(np.abs(scores - y) - epsilon, 0.0)
+    return float((e * e).sum() if loss == "squared-epsilon-insensitive" else e.sum())

@@ -1,11 +1,19 @@
 """numba kernels of Pegasos (Shalev-Shwartz, Singer, Srebro, ICML 2007).
 
-    minimise  f(w, b) = lambda/2 |w|^2 + 1/n sum_i max(0, 1 - y_i (w.x_i + b))
+    minimise  f(w, b) = lambda/2 |w|^2 + 1/n sum_i loss(w.x_i + b; y_i)
+
+with the hinge loss max(0, 1 - y s) of the paper, or (its section on
+other losses: any convex loss, a subgradient in place of the hinge's) the
+logistic loss log(1 + exp(-y s)), the epsilon-insensitive loss
+max(0, |s - y| - p) or its square (regression, y real). A batch member
+contributes its slope g_i = -d loss / d s at (w_t, b_t) (the hinge: y_i
+when y_i s_i < 1, else 0), ``loss_slope``.
 
 See Fig. 1 of the paper (../shared/papers/004_8250dc269e305ba1.txt): step
 eta_t = 1/(lambda t); on a mini-batch A_t of k i.i.d. draws,
-w <- (1 - eta_t lambda) w + eta_t/k sum_{A_t^+} y x, then projection onto
-the ball |w| <= 1/sqrt(lambda). w is kept as a * v with nu = |w|^2 (the
+w <- (1 - eta_t lambda) w + eta_t/k sum_{A_t} g x, then projection onto
+the ball |w|^2 <= radius2 (1/lambda for the hinge; 2 f(0) / lambda for the
+other losses, since lambda/2 |w*|^2 <= f(w*) <= f(0)). w is kept as a * v with nu = |w|^2 (the
 paper's sparse representation), so a step costs O(nnz of the batch). b
 is the unregularised bias of the paper's section 4 (second approach),
 moved by eta_t/k sum_{A_t^+} y and never projected.
@@ -23,6 +31,26 @@ from numba import njit
 
 A, NU, BIAS, S_SUM, B_SUM, N_AVG = 0, 1, 2, 3, 4, 5
 RESCALE_BELOW = 1e-6
+HINGE, LOG, EPS_INSENSITIVE, SQUARED_EPS_INSENSITIVE = 0, 1, 2, 3
+LOSS_CODES = {"hinge": HINGE, "log": LOG, "epsilon-insensitive": EPS_INSENSITIVE,
+              "squared-epsilon-insensitive": SQUARED_EPS_INSENSITIVE}
+
+
+@njit(cache=True, nogil=True)
+def loss_slope(loss, s, y, p):
+    """-d loss / d s at score s for label or target y (``loss`` a LOSS_CODES
+    value; p the tube half-width of the regression losses)."""
+    if loss == HINGE:
+        return y if y * s < 1.0 else 0.0
+    if loss == LOG:
+        m = y * s
+        return y / (1.0 + np.exp(m)) if m < 0.0 else y * np.exp(-m) / (1.0 + np.exp(-m))
+    r = s - y
+    if r > p:
+        return -1.0 if loss == EPS_INSENSITIVE else -2.0 * (r - p)
+    if r < -p:
+        return 1.0 if loss == EPS_INSENSITIVE else 2.0 * (-r - p)
+    return 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -36,31 +64,35 @@ def _flush_average(v, state, acc, corr):
 
 @njit(cache=True, nogil=True)
 def pegasos_steps(indptr, indices, values, y, sqnorm, draws, k, t0, lam, B,
-                  unreg_bias, avg_start, v, state, acc, corr, viol):
+                  unreg_bias, avg_start, v, state, acc, corr, viol, slope, loss, p, radius2):
     """Run len(draws)//k Pegasos steps numbered t0+1, t0+2, ...
 
     Updates v, state, acc, corr in place (see the module docstring);
-    ``viol`` is scratch space of length k. ``draws`` are row indices drawn
-    i.i.d. by the caller's seeded generator. Returns the number of steps.
+    ``viol`` (int64) and ``slope`` (float64) are scratch space of length k.
+    ``draws`` are row indices drawn i.i.d. by the caller's seeded generator;
+    ``loss``, ``p``: the loss (LOSS_CODES) and the regression tube;
+    ``radius2``: the squared radius of the projection. Returns the number
+    of steps.
     """
     d1 = v.shape[0]
     last = d1 - 1
     n_steps = draws.shape[0] // k
-    radius2 = 1.0 / lam
     for s in range(n_steps):
         t = t0 + s + 1
         eta = 1.0 / (lam * t)
         a = state[A]
         b = state[BIAS]
-        # A_t^+: the batch members with margin < 1 under (w_t, b_t)
+        # the batch members with a nonzero slope under (w_t, b_t) (hinge: margin < 1)
         nv = 0
         for j in range(k):
             i = draws[s * k + j]
             wx = B * v[last]
-            for p in range(indptr[i], indptr[i + 1]):
-                wx += values[p] * v[indices[p]]
-            if y[i] * (a * wx + b) < 1.0:
+            for q in range(indptr[i], indptr[i + 1]):
+                wx += values[q] * v[indices[q]]
+            g = loss_slope(loss, a * wx + b, y[i], p)
+            if g != 0.0:
                 viol[nv] = i
+                slope[nv] = g
                 nv += 1
         # w <- (1 - 1/t) w
         shrink = 1.0 - 1.0 / t
@@ -75,24 +107,24 @@ def pegasos_steps(indptr, indices, values, y, sqnorm, draws, k, t0, lam, B,
         S = state[S_SUM]
         for j in range(nv):
             i = viol[j]
-            c = eta * y[i] / k
+            c = eta * slope[j] / k
             wx = B * v[last]
-            for p in range(indptr[i], indptr[i + 1]):
-                wx += values[p] * v[indices[p]]
+            for q in range(indptr[i], indptr[i + 1]):
+                wx += values[q] * v[indices[q]]
             state[NU] += 2.0 * c * a * wx + c * c * sqnorm[i]
             delta = c / a
             v[last] += delta * B
-            for p in range(indptr[i], indptr[i + 1]):
-                v[indices[p]] += delta * values[p]
+            for q in range(indptr[i], indptr[i + 1]):
+                v[indices[q]] += delta * values[q]
             if averaging:
                 corr[last] += delta * B * S
-                for p in range(indptr[i], indptr[i + 1]):
-                    corr[indices[p]] += delta * values[p] * S
+                for q in range(indptr[i], indptr[i + 1]):
+                    corr[indices[q]] += delta * values[q] * S
             if unreg_bias:
                 b += c
         if state[NU] < 0.0:
             state[NU] = 0.0
-        # projection onto |w| <= 1/sqrt(lambda)
+        # projection onto |w|^2 <= radius2
         if state[NU] > radius2:
             a *= np.sqrt(radius2 / state[NU])
             state[NU] = radius2

@@ -29,6 +29,9 @@ AVERAGE_FROM = 0.5   # average the iterates of the last half of the run
 
 def train_model(data, order, problems, n_features, params, progress=None, log=None, monitor=None):
     """One kernel Pegasos run per binary problem over a shared kernel cache; returns a KernelModel."""
+    if params.task != "c" or params.loss != "hinge":
+        raise ParameterError(f"-s pegasos with a kernel (-t {params.kernel_type}) trains hinge-loss classification; "
+                             "-s asset --inner dcd trains the other tasks and losses with a kernel")
     for _, cost in problems:
         if tuple(cost) != (1.0, 1.0):
             raise ParameterError("-w (class weights) is not supported by -s pegasos; -s asset trains a kernel model with -w")

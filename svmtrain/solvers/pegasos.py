@@ -1,7 +1,9 @@
 """Pegasos: primal estimated sub-gradient solver (Shalev-Shwartz et al. 2007).
 
-Solves  min_w lambda/2 |w|^2 + 1/n sum_i hinge(y_i (w.x_i + b))  with
-lambda = params.resolved_lambda(n). ``-B`` adds a regularised constant
+Solves  min_w lambda/2 |w|^2 + 1/n sum_i loss(w.x_i + b; y_i)  with
+lambda = params.resolved_lambda(n): the hinge loss of the paper, the
+logistic loss (``--loss log``) or, for regression (``--task r``), the
+epsilon-insensitive loss or its square (see _pegasos_kernels). ``-B`` adds a regularised constant
 feature (the paper's first bias approach), ``-R`` an unregularised bias
 moved by its own sub-gradient (the second approach). Every draw comes from
 ``np.random.default_rng(params.seed)``: the same seed gives the same w,
@@ -12,8 +14,8 @@ import math
 import numpy as np
 
 from ..errors import ParameterError
-from ._common import primal_objective, row_sqnorms
-from ._pegasos_kernels import A, BIAS, B_SUM, N_AVG, pegasos_steps, _flush_average
+from ._common import primal_objective, row_sqnorms, score_loss_sum
+from ._pegasos_kernels import A, BIAS, B_SUM, HINGE, LOSS_CODES, N_AVG, pegasos_steps, _flush_average
 from .base import FitResult, finish_w, kernel_bias, segment_steps, with_defaults
 from ..trace import linear_snapshot
 
@@ -24,8 +26,9 @@ AVERAGE_FROM = 0.5   # average the iterates of the last half of the run
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
     """Train one binary Pegasos model; see the module docstring.
 
-    Guarantees: the returned w satisfies |w| <= 1/sqrt(lambda); the result
-    depends only on (X, y, params), never on global random state.
+    Guarantees: the returned w satisfies |w|^2 <= the radius2 of
+    :func:`loss_setup` (1/lambda for the hinge); the result depends only on
+    (X, y, params), never on global random state.
     """
     check_params(params, class_cost)
     n = X.n_rows
@@ -38,21 +41,23 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     rng = np.random.default_rng(params.seed)
     y = np.ascontiguousarray(y, np.float64)
     sqnorm = row_sqnorms(X.indptr, X.values, B)
-    v, acc, corr, state, viol = new_state(n_features + 1, average, k)
+    v, acc, corr, state, viol, slope = new_state(n_features + 1, average, k)
+    loss, p, radius2 = loss_setup(params, y, lam)
 
     t = 0
     prev_obj = math.inf
     converged = params.eps is None
 
     def objective(w, b):
-        return primal_objective(X, y, w, B, b, lam)
+        return primal_objective(X, y, w, B, b, lam, params.loss, p)
 
     every = segment_steps(monitor, steps_per_epoch)
     for epoch in range(epochs):
         draws = rng.integers(0, n, size=steps_per_epoch * k)
         for lo in range(0, steps_per_epoch, every):
             t += pegasos_steps(X.indptr, X.indices, X.values, y, sqnorm, draws[lo * k:(lo + every) * k], k, t,
-                               lam, B, bool(params.unreg_bias), avg_start, v, state, acc, corr, viol)
+                               lam, B, bool(params.unreg_bias), avg_start, v, state, acc, corr, viol, slope,
+                               loss, p, radius2)
             if monitor is not None:
                 monitor(lambda: linear_snapshot(X, y, *_current(v, state, acc, corr, average and t >= avg_start),
                                                 params.bias, lam, t / steps_per_epoch, t))
@@ -66,11 +71,25 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
 
 
 def new_state(d1, average, k):
-    """(v, acc, corr, state, viol): the arrays ``pegasos_steps`` works in,
-    as at the start of a run on d1 weights with mini-batches of k."""
+    """(v, acc, corr, state, viol, slope): the arrays ``pegasos_steps``
+    works in, as at the start of a run on d1 weights with mini-batches of k."""
     acc = np.zeros(d1) if average else np.zeros(1)
     corr = np.zeros(d1) if average else np.zeros(1)
-    return np.zeros(d1), acc, corr, np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0]), np.empty(k, np.int64)
+    return (np.zeros(d1), acc, corr, np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0]), np.empty(k, np.int64),
+            np.empty(k, np.float64))
+
+
+def loss_setup(params, y, lam):
+    """(loss code, tube p, radius2) of ``pegasos_steps`` for ``params.loss``
+    on labels or targets y: radius2 = 1/lambda for the hinge (the paper's
+    ball), else 2 f(0) / lambda with f(0) the mean loss at w = 0, b = 0
+    (lambda/2 |w*|^2 <= f(w*) <= f(0) bounds the optimum)."""
+    code = LOSS_CODES[params.loss]
+    p = float(params.epsilon) if params.task == "r" else 0.0
+    if code == HINGE:
+        return code, p, 1.0 / lam
+    f0 = score_loss_sum(y, np.zeros(len(y)), params.loss, p) / max(len(y), 1)
+    return code, p, max(2.0 * f0, 1e-300) / lam
 
 
 def end_epoch(epoch, progress, params, log, prev_obj, objective, current):

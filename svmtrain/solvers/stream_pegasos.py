@@ -33,7 +33,7 @@ from ._common import row_sqnorms
 from ._pegasos_kernels import pegasos_steps
 from ._stream_common import streamed_loss
 from .base import kernel_bias, with_defaults
-from .pegasos import AVERAGE_FROM, DEFAULTS, _current, check_params, end_epoch, new_state, run_result
+from .pegasos import AVERAGE_FROM, DEFAULTS, _current, check_params, end_epoch, loss_setup, new_state, run_result
 
 # bytes of a pool row / nonzero: two pools (indptr, y, |x|^2; indices, values)
 # plus the per-block permutation and its temporaries
@@ -162,17 +162,18 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
 
     rng = np.random.default_rng(params.seed)
     buf = ShuffleBuffer(source, R, k, longest, rng)
-    v, acc, corr, state, viol = new_state(n_features + 1, average, k)
+    v, acc, corr, state, viol, slope = new_state(n_features + 1, average, k)
+    loss, p, radius2 = loss_setup(params, y, lam)
     unreg = bool(params.unreg_bias)
 
     def feed(drain):
         nonlocal t
         for P, drawn in buf.feed(drain, k * (total_steps - t)):
             t += pegasos_steps(P.indptr, P.indices, P.values, P.y, P.sq, drawn, k, t, lam, B,
-                               unreg, avg_start, v, state, acc, corr, viol)
+                               unreg, avg_start, v, state, acc, corr, viol, slope, loss, p, radius2)
 
     def objective(w, b):
-        return _objective(source, y, w, B, b, lam)
+        return _objective(source, y, w, B, b, lam, params.loss, p)
 
     t = 0
     prev_obj = math.inf
@@ -193,7 +194,7 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
                       converged, log, {"lambda": lam, "shuffle_rows": R, "blocks": int(source.n_blocks)})
 
 
-def _objective(source, y, w, B, b, lam):
-    """lambda/2 |w|^2 + mean hinge loss, one pass over the source."""
+def _objective(source, y, w, B, b, lam, loss="hinge", epsilon=0.0):
+    """lambda/2 |w|^2 + mean loss, one pass over the source."""
     n = max(source.n_rows, 1)
-    return 0.5 * lam * float(w @ w) + streamed_loss(source, y, w, B, b) / n
+    return 0.5 * lam * float(w @ w) + streamed_loss(source, y, w, B, b, loss, epsilon=epsilon) / n
