@@ -91,6 +91,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "svmtrain-bench"))
     ap.add_argument("--lines", default="all", help="comma-separated indices of LINES (0-3), or all")
+    ap.add_argument("-e", "--eps", default=None, help="-e given to both programs (default: each one's own)")
     a = ap.parse_args(argv)
     from svmtrain.io.model_io import load_model
     from svmtrain.io.reader import read_libsvm
@@ -99,7 +100,7 @@ def main(argv=None):
     data = {}
     chosen = LINES if a.lines == "all" else [LINES[int(i)] for i in a.lines.split(",")]
     print(f"{a.rows} training rows, {a.test_rows} test rows, {a.features} features, {a.nnz} nonzeros per row; "
-          f"C = {a.cost}; medians of {a.repeats} alternating runs; load {L.load_average()}")
+          f"C = {a.cost}; -e {a.eps or 'default'}; medians of {a.repeats} alternating runs; load {L.load_average()}")
     print("| line | svm-train s | liblinear-train s | ratio | objective (svmtrain) | objective (LIBLINEAR) "
           "| rel. difference | test (svmtrain) | test (LIBLINEAR) |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -109,8 +110,9 @@ def main(argv=None):
             data[task] = (read_libsvm(train), read_libsvm(test))
         X, T = data[task]
         ours_m, theirs_m = os.path.join(a.workdir, "ours.model"), os.path.join(a.workdir, "theirs.model")
-        ours = [SVM_TRAIN, "-q", "-c", repr(a.cost), *flags, train, ours_m]
-        theirs = [LIBLINEAR, "-q", "-c", repr(a.cost), *flags, train, theirs_m]
+        tol = [] if a.eps is None else ["-e", a.eps]
+        ours = [SVM_TRAIN, "-q", "-c", repr(a.cost), *tol, *flags, train, ours_m]
+        theirs = [LIBLINEAR, "-q", "-c", repr(a.cost), *tol, *flags, train, theirs_m]
         L.run(ours)                                       # numba compiled before timing
         t_ours, t_theirs = [], []
         for _ in range(a.repeats):
