@@ -382,7 +382,7 @@ def _svmlight_defaults(line):
 def _solver_of(line):
     """Resolve numeric -s and LIBSVM kernel lines into svm-train's -s NAME."""
     s = line.value("-s")
-    libsvm_line = any(line.has(f) for f in ("-t",) + KERNEL_FLAGS)
+    libsvm_line = any(line.has(f) for f in ("-t", "--grid") + KERNEL_FLAGS)     # --grid: grid.py drives LIBSVM
     if s is None:
         if libsvm_line:
             line.options.insert(0, ["-s", [KERNEL_SOLVER]])

@@ -81,6 +81,16 @@ def _precompile(ctx, _param, value):
               help="1: fit Platt's sigmoids (internal 5-fold CV) so svm-predict -b 1 gives probabilities "
               "(LIBSVM's -b); logistic models (--loss log) have them anyway.")
 @click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")
+@click.option("--grid", "grid", is_flag=True,
+              help="Search C and gamma of a kernel solver by cross-validation (-v N, default 5) on LIBSVM grid.py's "
+              "grid: grid.py's lines, its .out file, the best 'C gamma rate' last; with MODEL_FILE, the model there.")
+@click.option("-log2c", "log2c", default=None, metavar="B,E,S", help="--grid: log2 of C from B to E by S, or null "
+              "(default -5,15,2).")
+@click.option("-log2g", "log2g", default=None, metavar="B,E,S", help="--grid: log2 of gamma, or null (default 3,-15,-2).")
+@click.option("-out", "grid_out", default=None, metavar="FILE", help="--grid: the .out file, or null "
+              "(default: TRAIN_FILE's name + .out).")
+@click.option("-png", "grid_png", default=None, metavar="FILE", help="--grid: a contour plot of the rates (matplotlib).")
+@click.option("--jobs", type=int, default=None, help="--grid: worker processes (default: all cores).")
 @click.option("-C", "find_c", is_flag=True,
               help="Search C by warm-started cross-validation (-v N folds, default 5; LIBLINEAR's -C): one line "
               "per C, then 'Best C = ...'; with MODEL_FILE, train at the best C and write the model.")
@@ -172,19 +182,30 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     engine, scheduler = options.pop("engine"), options.pop("scheduler")
     trace = {k: options.pop(k) for k in ("trace", "trace_test", "trace_every")}
     find_c = options.pop("find_c")
+    grid = {k: options.pop(k) for k in ("grid", "log2c", "log2g", "grid_out", "grid_png", "jobs")}
     params = check_params(TrainParams(class_weights=dict(class_weights), **options))
     if scheduler and engine != "dask":
         raise ParameterError("--scheduler needs --engine dask")
     _check_trace(trace, folds)
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
+    if find_c and grid["grid"]:
+        raise ParameterError("give -C (linear solvers) or --grid (kernel solvers), not both")
     if find_c:
         from ..param_search import check_search
         check_search(params, 5 if folds is None else folds)
         if stream["stream"] or stream["memory_limit"] is not None or engine == "dask" or trace["trace"]:
             raise ParameterError("-C searches in memory: it cannot be combined with --stream, --engine dask or "
                                  "--trace")
-    if model_file is None and folds is None and not find_c:
+    if grid["grid"]:
+        from ..grid_search import check_grid
+        check_grid(params, 5 if folds is None else folds)
+        if stream["stream"] or stream["memory_limit"] is not None or engine == "dask" or trace["trace"]:
+            raise ParameterError("--grid searches in memory: it cannot be combined with --stream, --engine dask or "
+                                 "--trace")
+    elif any(grid[k] is not None for k in ("log2c", "log2g", "grid_out", "grid_png", "jobs")):
+        raise ParameterError("-log2c, -log2g, -out, -png and --jobs belong to --grid")
+    if model_file is None and folds is None and not find_c and not grid["grid"]:
         if train_file == "-":
             raise ParameterError("give MODEL_FILE when TRAIN_FILE is standard input")
         if engine == "dask" and any(c in train_file for c in "*?["):
@@ -226,6 +247,9 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     if find_c:
         return _search_c(data, params, 5 if folds is None else folds, show, echo, log, record_time, model_file,
                          model_format)
+    if grid["grid"]:
+        return _search_grid(data, params, 5 if folds is None else folds, grid, display_name(train_file), show,
+                            echo, log, record_time, model_file, model_format)
     if folds is not None:
         click.echo(_cross_validation_lines(data, params, folds, display_name(train_file)))
         return
@@ -263,6 +287,42 @@ def _search_c(data, params, folds, show, echo, log, record_time, model_file, mod
     with Progress(show, f"training ({params.solver}) at C = {path.best.C:g}") as bar:
         model = train(data, best, progress=bar.set_to, log=log)
     _finish(model, best, echo, log, record_time, model_file, model_format)
+
+
+def _search_grid(data, params, folds, grid, name, show, echo, log, record_time, model_file, model_format):
+    """--grid: grid.py's lines and .out file, the model at the best point
+    (with MODEL_FILE), then grid.py's last line, the best point."""
+    from ..grid_search import DEFAULT_LOG2C, DEFAULT_LOG2G, parse_range, search_grid
+    c_exps = parse_range(grid["log2c"] or DEFAULT_LOG2C, "-log2c")
+    g_exps = parse_range(grid["log2g"] or DEFAULT_LOG2G, "-log2g")
+    if params.kernel_type == 0:
+        g_exps = None                  # a linear kernel has no gamma
+    if grid["grid_png"]:
+        from ..grid_plot import require_matplotlib
+        require_matplotlib()           # before the search, not after it
+    out_path = grid["grid_out"] or os.path.basename(name.rstrip("/")) + ".out"
+    out = None if out_path.lower() == "null" else open(out_path, "w")
+    try:
+        with Progress(show, "grid") as bar:
+            def on_point(result, point):
+                echo(result.progress_line(point))
+                if out is not None:
+                    out.write(point.out_line() + "\n")
+                    out.flush()
+            result = search_grid(data, params, c_exps, g_exps, folds, grid["jobs"], on_point, bar.set_to)
+    finally:
+        if out is not None:
+            out.close()
+    if grid["grid_png"]:
+        from ..grid_plot import contour_png
+        contour_png(result, grid["grid_png"], name)
+    if model_file is not None:
+        from ..training import train
+        best = result.best_params(params)
+        with Progress(show, f"training ({params.solver}) at the best point") as bar:
+            model = train(data, best, progress=bar.set_to, log=log)
+        _finish(model, best, echo, log, record_time, model_file, model_format)
+    click.echo(result.best_line())
 
 
 def _cross_validation_lines(data, params, folds, source):

@@ -1,0 +1,135 @@
+"""--grid: grid.py's ranges, order and output (svmtrain/grid_search.py) on data parsed once."""
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import bundled
+from svmtrain.cli.train import main as train_main
+from svmtrain.data.dataset import take_rows
+from svmtrain.errors import ParameterError
+from svmtrain.grid_search import grid_points, parse_range, permute, point_params, search_grid
+from svmtrain.io.model_io import load_model
+from svmtrain.io.reader import read_libsvm
+from svmtrain.params import TrainParams
+from svmtrain.training import cross_val_predict
+
+OUT_LINE = re.compile(r"^(log2c=-?\d+(\.\d+)? )?(log2g=-?\d+(\.\d+)? )?rate=\d+(\.\d+)?$")
+POINT_LINE = re.compile(r"^\[local\] (-?\d+\.\d+ )+\d+(\.\d+)? \(best (c=\S+, )?(g=\S+, )?rate=\S+\)$")
+
+
+@pytest.fixture(scope="module")
+def small():
+    """120 rows of heart_scale: small enough for a grid in a test."""
+    data = read_libsvm(bundled("heart_scale.xz"))
+    return take_rows(data, np.arange(120))
+
+
+def test_ranges_as_grid_py():
+    assert parse_range("-5,15,2", "-log2c") == [-5.0, -3.0, -1.0, 1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0]
+    assert parse_range("3,-15,-2", "-log2g")[:3] == [3.0, 1.0, -1.0] and parse_range("3,-15,-2", "-g")[-1] == -15.0
+    assert parse_range("1,2,0.5", "-log2c") == [1.0, 1.5, 2.0]
+    assert parse_range("null", "-log2g") is None
+    for bad in ("1,2", "a,b,c", "1,5,0", "1,5,-1"):
+        with pytest.raises(ParameterError, match="-log2c"):
+            parse_range(bad, "-log2c")
+
+
+def test_order_is_grid_pys():
+    """The order /usr/bin/svm-grid printed for -log2c -1,1,1 -log2g -1,1,1 (written down from a run)."""
+    r = [-1.0, 0.0, 1.0]
+    assert permute(r) == [0.0, -1.0, 1.0]
+    assert permute([1, 2, 3, 4, 5, 6, 7]) == [4, 2, 6, 1, 5, 3, 7]
+    assert grid_points(r, r) == [(0.0, 0.0), (0.0, -1.0), (-1.0, 0.0), (-1.0, -1.0), (0.0, 1.0), (-1.0, 1.0),
+                                 (1.0, 0.0), (1.0, -1.0), (1.0, 1.0)]
+    assert grid_points(r, None) == [(0.0, None), (-1.0, None), (1.0, None)]
+    c, g = parse_range("-5,15,2", "c"), parse_range("3,-15,-2", "g")
+    pts = grid_points(c, g)
+    assert len(pts) == len(set(pts)) == len(c) * len(g)
+
+
+def test_each_rate_is_an_independent_cross_validation(small):
+    """The rate at every point = svm-train -v's accuracy (same seed, same folds) at that C and gamma."""
+    params = TrainParams(solver="asset", kernel_type=2, dim=48)
+    result = search_grid(small, params, [-1.0, 1.0], [-3.0, -1.0], folds=3, jobs=1)
+    assert [(p.log2c, p.log2g) for p in result.points] == grid_points([-1.0, 1.0], [-3.0, -1.0])
+    for p in result.points:
+        pred = cross_val_predict(small, point_params(params, p.log2c, p.log2g), 3)
+        assert p.rate == float("%g" % (100.0 * np.mean(pred == small.labels)))
+    assert result.best.rate == max(p.rate for p in result.points)
+
+
+def test_jobs_do_not_change_the_result(small):
+    params = TrainParams(solver="asset", kernel_type=2, dim=32)
+    one = search_grid(small, params, [-1.0, 1.0], [-2.0, 0.0], folds=3, jobs=1)
+    two = search_grid(small, params, [-1.0, 1.0], [-2.0, 0.0], folds=3, jobs=2)
+    assert [(p.log2c, p.log2g, p.rate) for p in one.points] == [(p.log2c, p.log2g, p.rate) for p in two.points]
+
+
+def test_command_writes_grid_pys_lines_out_file_and_the_best_model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "heart"
+    shutil.copy(bundled("heart_scale.xz"), tmp_path / "heart.xz")
+    model = tmp_path / "best.model"
+    r = CliRunner().invoke(train_main, ["--grid", "-log2c", "-1,1,2", "-log2g", "-3,-1,2", "-v", "3", "--jobs", "2",
+                                        str(tmp_path / "heart.xz"), str(model)])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert all(POINT_LINE.match(ln) for ln in lines[:4]), lines
+    best = lines[-1].split()
+    assert len(best) == 3 and float(best[0]) in (0.5, 2.0) and float(best[1]) in (0.125, 0.5)
+    out = (tmp_path / "heart.xz.out").read_text().splitlines()
+    assert len(out) == 4 and all(OUT_LINE.match(ln) for ln in out)
+    header = dict(load_model(model).header)
+    assert float(header["C_used"]) == pytest.approx(float(best[0]))
+    assert not data.exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/svm-grid") or not os.path.exists("/usr/bin/svm-train"),
+                    reason="LIBSVM's grid.py not installed")
+def test_out_file_parses_as_grid_pys(tmp_path):
+    """svm-grid's own .out lines and ours match the same pattern, point for point in the same order."""
+    import lzma
+    text = tmp_path / "heart"
+    text.write_bytes(lzma.decompress(bundled("heart_scale.xz").read_bytes()))
+    ranges = ["-log2c", "-1,1,2", "-log2g", "-3,-1,2", "-v", "3"]
+    subprocess.run(["/usr/bin/svm-grid", "-svmtrain", "/usr/bin/svm-train", "-gnuplot", "null",
+                    "-out", str(tmp_path / "theirs.out")] + ranges + [str(text)], check=True, capture_output=True)
+    r = CliRunner().invoke(train_main, ["--grid", "-out", str(tmp_path / "ours.out")] + ranges + [str(text)])
+    assert r.exit_code == 0, r.output
+    theirs = (tmp_path / "theirs.out").read_text().splitlines()
+    ours = (tmp_path / "ours.out").read_text().splitlines()
+    assert all(OUT_LINE.match(ln) for ln in theirs + ours)
+    assert [ln.rsplit(" ", 1)[0] for ln in ours] == [ln.rsplit(" ", 1)[0] for ln in theirs]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--grid", "-s", "dcd"], "-C searches C"),
+    (["--grid", "-C"], "not both"),
+    (["--grid", "-s", "asset", "--inner", "dcd", "--task", "r"], "for classification"),
+    (["--grid", "-log2c", "1,2,0"], "-log2c"),
+    (["-log2c", "1,2,1"], "belong to --grid"),
+    (["--grid", "--stream"], "in memory"),
+])
+def test_refusals(args, says, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(train_main, args + [str(bundled("heart_scale.xz"))])
+    assert r.exit_code == 2 and says in r.output, r.output
+
+
+def test_png_contour_or_the_extra_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["--grid", "-s", "asset", "-D", "32", "-log2c", "-1,1,2", "-log2g", "-3,-1,2", "-v", "3",
+            "-png", str(tmp_path / "grid.png"), str(bundled("heart_scale.xz"))]
+    r = CliRunner().invoke(train_main, args)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert r.exit_code == 2 and "pip install" in r.output
+        return
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "grid.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
