@@ -25,6 +25,16 @@ class ScoredModel:
     # Platt's sigmoids, one (A, B) per score column (LIBSVM's probA/probB), or None
     prob_A = None
     prob_B = None
+    # svm-train --scale: the svmtrain.scaling.Ranges every row is scaled by before scoring, or None
+    scaling = None
+
+    def decision_function(self, chunk):
+        """float64[n, m]: the scores of each row of ``chunk`` (scaled first by
+        the model's own ranges when it has them, ``svm-train --scale``)."""
+        if self.scaling is not None:
+            from .scaling import scale_rows
+            chunk = scale_rows(self.scaling, chunk)
+        return self._scores(chunk)
 
     @property
     def has_probabilities(self):
@@ -105,7 +115,7 @@ class LinearModel(ScoredModel):
         model file): its scores give probabilities (:meth:`probabilities`)."""
         return dict(self.header or []).get("loss") == "log"
 
-    def decision_function(self, chunk):
+    def _scores(self, chunk):
         """float64[n, m]: scores of each row; features beyond the model are ignored."""
         out = np.empty((chunk.n_rows, self.n_models), np.float64)
         B = self.bias if self.bias >= 0 else 0.0

@@ -324,6 +324,47 @@ class Scaler:
         dropped = (warned == 1) & (fmin == fmax)     # warned, and not set again by a later line
         return cls(ranges.lower, ranges.upper, fmin, fmax, y), np.flatnonzero(dropped) + 1
 
+    def scale_chunk(self, chunk):
+        """The rows of ``chunk`` scaled as svm-scale scales them, as a new Chunk:
+        features with min == max (and beyond the scaler's features) dropped,
+        values that scale to 0 dropped, and every feature whose scaled 0 is
+        nonzero written into the rows that lack it (svm-scale's densification;
+        ParameterError beyond MAX_SCALED_VALUES values, naming --scale-range 0 1).
+        Rows stay in order, indices sorted within each row."""
+        from .data.dataset import Chunk
+        from .errors import ParameterError
+        n, d = chunk.n_rows, len(self.feature_min)
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(chunk.indptr))
+        idx = chunk.indices.astype(np.int64)
+        inside = idx < d
+        rows, idx, v = rows[inside], idx[inside], chunk.values[inside]
+        mn, mx = self.feature_min[idx], self.feature_max[idx]
+        varying = mn != mx
+        rows, idx, v = rows[varying], idx[varying], _scale_values(v[varying], mn[varying], mx[varying], self.lower,
+                                                                    self.upper)
+        nonzero = v != 0.0
+        rows, idx, v = rows[nonzero], idx[nonzero], v[nonzero]
+        dense_feat, dense_val = K.scale_zero(self.feature_min, self.feature_max, self.lower, self.upper)
+        if len(dense_feat):
+            if n * len(dense_feat) > MAX_SCALED_VALUES:
+                raise ParameterError(f"scaling to [{self.lower:g}, {self.upper:g}] makes the 0 of {len(dense_feat)} "
+                                     f"features nonzero in all {n} rows (too many values to hold): use "
+                                     "--scale-range 0 1 on sparse nonnegative data")
+            present = np.zeros((n, len(dense_feat)), bool)
+            where = np.searchsorted(dense_feat, chunk.indices)          # every stored value, before dropping
+            hit = (where < len(dense_feat)) & (dense_feat[np.minimum(where, len(dense_feat) - 1)] == chunk.indices)
+            all_rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(chunk.indptr))
+            present[all_rows[hit], where[hit]] = True
+            add_r, add_k = np.nonzero(~present)
+            rows = np.concatenate([rows, add_r])
+            idx = np.concatenate([idx, dense_feat[add_k].astype(np.int64)])
+            v = np.concatenate([v, dense_val[add_k]])
+        order = np.lexsort((idx, rows))
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        return Chunk(labels=chunk.labels, indptr=indptr, indices=idx[order].astype(np.int32), values=v[order],
+                     qid=chunk.qid)
+
     def _dense_items(self):
         feats, vals = K.scale_zero(self.feature_min, self.feature_max, self.lower, self.upper)
         buf = np.empty(len(feats) * 26 + 1, np.uint8)
@@ -373,3 +414,42 @@ class Scaler:
                     (t6 if P == 6 else t17).add(miss)
                 out.write(buf[:pos])
         return total
+
+
+# ------------------------------------------------------------------ in memory (svm-train --scale)
+
+# at most this many stored values in a scaled Chunk: the scaled 0 of a
+# feature with min < 0 < ... (e.g. -l -1 on nonnegative sparse data) is
+# nonzero and fills every row, as svm-scale writes it
+MAX_SCALED_VALUES = 200_000_000
+
+
+def scaler_of(ranges):
+    """The Scaler that applies ``ranges`` (as LIBSVM's ``svm-scale -r``) to
+    rows of any width: features without a line in the ranges scale to 0
+    (they are dropped), as svm-scale does with data features the range
+    file lacks. Built once per Ranges object."""
+    cached = getattr(ranges, "_scaler", None)
+    if cached is None:
+        n = int(ranges.index.max()) if len(ranges.index) else 0
+        fmin, fmax = np.zeros(n), np.zeros(n)
+        fmin[ranges.index - 1] = ranges.feature_min
+        fmax[ranges.index - 1] = ranges.feature_max
+        cached = Scaler(ranges.lower, ranges.upper, fmin, fmax)
+        object.__setattr__(ranges, "_scaler", cached)
+    return cached
+
+
+def scale_rows(ranges, chunk):
+    """``chunk`` (a Chunk) scaled by ``ranges``: the values svm-scale would
+    write, at full precision (svm-scale prints them with ``%g``), as a new
+    Chunk with the same labels and qid. See :meth:`Scaler.scale_chunk`."""
+    return scaler_of(ranges).scale_chunk(chunk)
+
+
+def _scale_values(v, mn, mx, lower, upper):
+    """svm-scale's arithmetic (_scaling_kernels._scale) on arrays: lower at
+    the min, upper at the max, linear in between."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mid = lower + (upper - lower) * (v - mn) / (mx - mn)
+    return np.where(v == mn, lower, np.where(v == mx, upper, mid))

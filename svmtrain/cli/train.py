@@ -81,15 +81,22 @@ def _precompile(ctx, _param, value):
               help="1: fit Platt's sigmoids (internal 5-fold CV) so svm-predict -b 1 gives probabilities "
               "(LIBSVM's -b); logistic models (--loss log) have them anyway.")
 @click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")
+@click.option("--scale", "scale", is_flag=True,
+              help="Scale the features as svm-scale does (to --scale-range) and keep the ranges in the model: "
+              "svm-predict scales test rows the same way (svmtrain's model format only).")
+@click.option("--scale-range", "scale_range", type=(float, float), default=(-1.0, 1.0), show_default=True,
+              metavar="LOWER UPPER", help="--scale: svm-scale's -l and -u.")
 @click.option("--grid", "grid", is_flag=True,
               help="Search C and gamma of a kernel solver by cross-validation (-v N, default 5) on LIBSVM grid.py's "
               "grid: grid.py's lines, its .out file, the best 'C gamma rate' last; with MODEL_FILE, the model there.")
 @click.option("-log2c", "log2c", default=None, metavar="B,E,S", help="--grid: log2 of C from B to E by S, or null "
               "(default -5,15,2).")
-@click.option("-log2g", "log2g", default=None, metavar="B,E,S", help="--grid: log2 of gamma, or null (default 3,-15,-2).")
+@click.option("-log2g", "log2g", default=None, metavar="B,E,S",
+              help="--grid: log2 of gamma, or null (default 3,-15,-2).")
 @click.option("-out", "grid_out", default=None, metavar="FILE", help="--grid: the .out file, or null "
               "(default: TRAIN_FILE's name + .out).")
-@click.option("-png", "grid_png", default=None, metavar="FILE", help="--grid: a contour plot of the rates (matplotlib).")
+@click.option("-png", "grid_png", default=None, metavar="FILE",
+              help="--grid: a contour plot of the rates (matplotlib).")
 @click.option("--jobs", type=int, default=None, help="--grid: worker processes (default: all cores).")
 @click.option("-C", "find_c", is_flag=True,
               help="Search C by warm-started cross-validation (-v N folds, default 5; LIBLINEAR's -C): one line "
@@ -182,6 +189,7 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     engine, scheduler = options.pop("engine"), options.pop("scheduler")
     trace = {k: options.pop(k) for k in ("trace", "trace_test", "trace_every")}
     find_c = options.pop("find_c")
+    scale, scale_range = options.pop("scale"), options.pop("scale_range")
     grid = {k: options.pop(k) for k in ("grid", "log2c", "log2g", "grid_out", "grid_png", "jobs")}
     params = check_params(TrainParams(class_weights=dict(class_weights), **options))
     if scheduler and engine != "dask":
@@ -189,6 +197,17 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     _check_trace(trace, folds)
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")
+    if scale:
+        if stream["stream"] or stream["memory_limit"] is not None or engine == "dask":
+            raise ParameterError("--scale scales in memory: with --stream or --engine dask, run svm-scale first "
+                                 "(svm-scale -s RANGE_FILE)")
+        if model_format != "svmtrain":
+            raise ParameterError(f"--scale keeps the ranges in the model, which a {model_format} model file cannot "
+                                 "hold: use svmtrain's format, or svm-scale -s RANGE_FILE and -r at predict time")
+        if not scale_range[0] < scale_range[1]:
+            raise ParameterError(f"--scale-range needs LOWER < UPPER (got {scale_range[0]:g} {scale_range[1]:g})")
+    elif scale_range != (-1.0, 1.0):
+        raise ParameterError("--scale-range belongs to --scale")
     if find_c and grid["grid"]:
         raise ParameterError("give -C (linear solvers) or --grid (kernel solvers), not both")
     if find_c:
@@ -243,13 +262,16 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
                                  log=lambda s: click.echo(f"svm-train: {s}", err=True))
     if not quiet and params.task != "p":
         warn_qid(data, display_name(train_file))
+    scaling = None
+    if scale:
+        data, scaling = _scaled(data, scale_range, quiet)
 
     if find_c:
         return _search_c(data, params, 5 if folds is None else folds, show, echo, log, record_time, model_file,
-                         model_format)
+                         model_format, scaling)
     if grid["grid"]:
         return _search_grid(data, params, 5 if folds is None else folds, grid, display_name(train_file), show,
-                            echo, log, record_time, model_file, model_format)
+                            echo, log, record_time, model_file, model_format, scaling)
     if folds is not None:
         click.echo(_cross_validation_lines(data, params, folds, display_name(train_file)))
         return
@@ -263,12 +285,23 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     with Progress(show, f"training ({params.solver})") as bar:
         model = train(data, params, progress=bar.set_to, log=log, source=display_name(train_file),
                       monitor=monitor)
-    _finish(model, params, echo, log, record_time, model_file, model_format)
+    _finish(model, params, echo, log, record_time, model_file, model_format, scaling)
     if monitor is not None:
         monitor.write(trace["trace"])
 
 
-def _search_c(data, params, folds, show, echo, log, record_time, model_file, model_format):
+def _scaled(data, scale_range, quiet):
+    """(data scaled as svm-scale -l LOWER -u UPPER would scale it, its Ranges)."""
+    from ..scaling import Ranges, compute_stats, scale_rows
+    ranges = Ranges.from_stats(compute_stats([data]), *scale_range)
+    scaled = scale_rows(ranges, data)
+    if not quiet and scaled.nnz > 2 * data.nnz:
+        click.echo(f"svm-train: warning: --scale made {scaled.nnz - data.nnz} zeros nonzero (as svm-scale does); "
+                   "--scale-range 0 1 keeps sparse nonnegative data sparse", err=True)
+    return scaled, ranges
+
+
+def _search_c(data, params, folds, show, echo, log, record_time, model_file, model_format, scaling=None):
     """-C: LIBLINEAR's lines (with -q only the best C), then with MODEL_FILE
     the model at the best C."""
     import dataclasses
@@ -286,10 +319,11 @@ def _search_c(data, params, folds, show, echo, log, record_time, model_file, mod
     best = dataclasses.replace(params, C=path.best.C)
     with Progress(show, f"training ({params.solver}) at C = {path.best.C:g}") as bar:
         model = train(data, best, progress=bar.set_to, log=log)
-    _finish(model, best, echo, log, record_time, model_file, model_format)
+    _finish(model, best, echo, log, record_time, model_file, model_format, scaling)
 
 
-def _search_grid(data, params, folds, grid, name, show, echo, log, record_time, model_file, model_format):
+def _search_grid(data, params, folds, grid, name, show, echo, log, record_time, model_file, model_format,
+                 scaling=None):
     """--grid: grid.py's lines and .out file, the model at the best point
     (with MODEL_FILE), then grid.py's last line, the best point."""
     from ..grid_search import DEFAULT_LOG2C, DEFAULT_LOG2G, parse_range, search_grid
@@ -321,7 +355,7 @@ def _search_grid(data, params, folds, grid, name, show, echo, log, record_time, 
         best = result.best_params(params)
         with Progress(show, f"training ({params.solver}) at the best point") as bar:
             model = train(data, best, progress=bar.set_to, log=log)
-        _finish(model, best, echo, log, record_time, model_file, model_format)
+        _finish(model, best, echo, log, record_time, model_file, model_format, scaling)
     click.echo(result.best_line())
 
 
@@ -349,8 +383,10 @@ def warn_qid(data, source):
                    "ignored for classification", err=True)
 
 
-def _finish(model, params, echo, log, record_time, model_file, model_format):
-    """The summary line, then the model file in the format asked for."""
+def _finish(model, params, echo, log, record_time, model_file, model_format, scaling=None):
+    """The summary line, then the model file in the format asked for
+    (``scaling``: the --scale ranges the model keeps)."""
+    model.scaling = scaling
     _summary(model, params, echo, log)
     if record_time:
         model.header.append(("train_time", round(model.train_time, 6)))

@@ -243,6 +243,9 @@ def _fmt(x):
 
 def write_liblinear_model(model, path):
     """Write a LinearModel (binary, one-vs-rest or regression) as a LIBLINEAR model file."""
+    if getattr(model, "scaling", None) is not None:
+        raise ParameterError("a LIBLINEAR model file cannot hold the ranges of svm-train --scale: save the model "
+                             "in svmtrain's format, or scale with svm-scale -s RANGE_FILE instead")
     if getattr(model, "task", "c") == "r":
         return _write_regression(model, path)
     if getattr(model, "task", "c") == "o":

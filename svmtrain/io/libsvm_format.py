@@ -52,6 +52,9 @@ HEADER_KEYS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class"
 def write_libsvm_model(model, path):
     """Write a binary KernelModel as a LIBSVM c_svc model file, a regression one as
     epsilon_svr, a one-class one as one_class; atomically."""
+    if getattr(model, "scaling", None) is not None:
+        raise ParameterError("a LIBSVM model file cannot hold the ranges of svm-train --scale: save the model "
+                             "in svmtrain's format, or scale with svm-scale -s RANGE_FILE instead")
     from ..kernels.model import KernelModel
     if not isinstance(model, KernelModel):
         raise ParameterError("--model-format libsvm writes kernel models (-s sbp, or -s pegasos with -t 1|2|3) "

@@ -15,6 +15,12 @@ Layout::
     <2 lines of idx:val ...>    line per row of 1-based idx:val pairs
     end
 
+A model of ``svm-train --scale`` adds, for any kind, the header lines
+``scale_lower L`` and ``scale_upper U`` and a section ``dense SCALE k 3``:
+one line ``INDEX MIN MAX`` per scaled feature (svm-scale's range file);
+``load_model`` gives it back as ``model.scaling`` (a
+:class:`svmtrain.scaling.Ranges`), which scores apply to every row.
+
 Floats are written with ``repr`` and so read back bit for bit. Each model
 class (``svmtrain.model.LinearModel`` and later kinds) provides
 ``file_fields()``, ``file_sections()`` and ``from_file(...)``; this module
@@ -59,6 +65,7 @@ INFORMATIONAL = tuple(f.name for f in dataclasses.fields(TrainParams)) + (
     "stream", "memory_limit", "stream_blocks", "shuffle_buffer",      # --stream runs
     "prob_A", "prob_B",                                                # -b 1: Platt's sigmoids
 )
+SCALING_KEYS = ("scale_lower", "scale_upper")                          # --scale (with the SCALE section)
 
 
 def register_kind(kind, target):
@@ -86,9 +93,15 @@ def save_model(model, path):
     lines = [f"{MAGIC} {VERSION}", f"kind {model.KIND}"]
     lines += [f"{k} {format_value(v)}" for k, v in model.header if k not in own and k != "kind"]
     lines += [f"{k} {format_value(v)}" for k, v in fields]
+    sections = list(model.file_sections())
+    scaling = getattr(model, "scaling", None)
+    if scaling is not None:
+        lines += [f"scale_lower {format_value(scaling.lower)}", f"scale_upper {format_value(scaling.upper)}"]
+        sections.append(("SCALE", np.column_stack([scaling.index.astype(np.float64), scaling.feature_min,
+                                                    scaling.feature_max]).reshape(-1, 3)))
     with atomic_write(path) as f:
         f.write("\n".join(lines) + "\n")
-        for name, data in model.file_sections():
+        for name, data in sections:
             if isinstance(data, Chunk):
                 _write_csr(f, name, data)
             else:
@@ -218,7 +231,7 @@ def _read_svmtrain(path, first, f):
     pos = 1
     while pos < len(lines) and not lines[pos].startswith(("dense ", "csr ")) and lines[pos] != "end":
         key, _, value = lines[pos].partition(" ")
-        if key in own:
+        if key in own or key in SCALING_KEYS:
             fields[key] = (pos + 2, value)
         elif key in INFORMATIONAL or key in getattr(cls, "INFO_KEYS", ()):
             header.append((key, value))
@@ -239,7 +252,27 @@ def _read_svmtrain(path, first, f):
             break
         name, rows, pos = _section(path, lines, pos)
         sections[name] = rows
-    return cls.from_file(FieldReader(path, fields), sections, header, path)
+    scaling = _scaling_of(path, fields, sections)
+    model = cls.from_file(FieldReader(path, fields), sections, header, path)
+    model.scaling = scaling
+    return model
+
+
+def _scaling_of(path, fields, sections):
+    """The Ranges of a --scale model (removing its fields and section), or None."""
+    given = [k for k in SCALING_KEYS if k in fields]
+    if not given and "SCALE" not in sections:
+        return None
+    if len(given) != 2 or "SCALE" not in sections:
+        raise ModelFormatError(path, None, "a --scale model needs scale_lower, scale_upper and a SCALE section")
+    reader = FieldReader(path, {k: fields.pop(k) for k in SCALING_KEYS})
+    lower, upper = reader.floats("scale_lower", 1)[0], reader.floats("scale_upper", 1)[0]
+    table = sections.pop("SCALE")
+    index = table[:, 0] if table.ndim == 2 and table.shape[1] == 3 else None
+    if index is None or np.any(index < 1) or np.any(index != np.floor(index)):
+        raise ModelFormatError(path, None, "section SCALE: one 'INDEX MIN MAX' line per feature, INDEX >= 1")
+    from ..scaling import Ranges
+    return Ranges(float(lower), float(upper), table[:, 0].astype(np.int64), table[:, 1].copy(), table[:, 2].copy())
 
 
 def _section(path, lines, pos):

@@ -227,7 +227,7 @@ class FourierModel(ScoredModel):
     def dim(self):
         return self.W.shape[0]
 
-    def decision_function(self, chunk):
+    def _scores(self, chunk):
         """float64[n, m]: z(x) W + b for each row, mapped in blocks of rows."""
         n = chunk.n_rows
         out = np.empty((n, self.n_models), np.float64)

@@ -57,7 +57,7 @@ class KernelModel(ScoredModel):
     def n_sv(self):
         return self.SV.n_rows
 
-    def decision_function(self, chunk):
+    def _scores(self, chunk):
         """float64[n, m]: the scores of each row of ``chunk``."""
         n = chunk.n_rows
         out = np.empty((n, self.n_models), np.float64)

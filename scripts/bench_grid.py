@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""svm-train --grid against LIBSVM's grid.py (svm-grid) on the same ranges and folds count.
+
+    python scripts/bench_grid.py [--log2c -5,15,2] [--log2g 3,-15,-2] [-v 5] [--files svmguide1,a9a-5k]
+                                 [--solvers sbp,asset] [--workdir DIR]
+
+Files: svmguide1 (../shared/data, scaled to [-1, 1] by svm-scale as LIBSVM's
+guide does) and the first 5,000 rows of a9a (bundled). grid.py runs
+``/usr/bin/svm-train`` with as many local workers as cores (its
+``nr_local_worker``, set in a temporary copy of the script; the installed
+one has 1) and no gnuplot; svm-train ``--grid`` runs each solver of
+``--solvers`` with ``--jobs`` = cores. Each program is one process, timed
+from start to exit; reported: wall seconds, the ratio to grid.py, and the
+best ``C gamma rate`` line of each (the folds differ: grid.py's are
+LIBSVM's, svmtrain's its own stratified ones).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as L  # noqa: E402
+
+SVM_TRAIN = os.path.join(os.path.dirname(sys.executable), "svm-train")
+
+
+def grid_py_copy(workdir, workers):
+    """A copy of /usr/bin/svm-grid with nr_local_worker = ``workers``."""
+    text = open("/usr/bin/svm-grid").read()
+    text = re.sub(r"^nr_local_worker = \d+", f"nr_local_worker = {workers}", text, count=1, flags=re.M)
+    path = os.path.join(workdir, "grid_workers.py")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def files(workdir, names):
+    out = {}
+    if "svmguide1" in names and L.data_file("svmguide1.xz"):
+        raw = L.plain(L.data_file("svmguide1.xz"), workdir)
+        scaled = raw + ".scale"
+        if not os.path.exists(scaled):
+            with open(scaled, "w") as f:
+                subprocess.run(["/usr/bin/svm-scale", raw], stdout=f, check=True)
+        out["svmguide1 (scaled)"] = scaled
+    if "a9a-5k" in names:
+        a9a = L.plain(L.data_file("a9a.xz"), workdir)
+        head = os.path.join(workdir, "a9a-5k")
+        if not os.path.exists(head):
+            with open(a9a) as src, open(head, "w") as dst:
+                for k, line in enumerate(src):       # the first rows of a file: a benchmark's setup
+                    if k == 5000:
+                        break
+                    dst.write(line)
+        out["a9a, first 5,000 rows"] = head
+    return out
+
+
+def timed(cmd, cwd):
+    t = time.perf_counter()
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}: {p.stderr[-500:]}")
+    return time.perf_counter() - t, p.stdout.strip().splitlines()[-1]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--log2c", default="-5,15,2")
+    ap.add_argument("--log2g", default="3,-15,-2")
+    ap.add_argument("-v", "--folds", default="5")
+    ap.add_argument("--files", default="svmguide1,a9a-5k")
+    ap.add_argument("--solvers", default="sbp,asset")
+    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "svmtrain-bench"))
+    a = ap.parse_args(argv)
+    os.makedirs(a.workdir, exist_ok=True)
+    cores = os.cpu_count() or 1
+    grid_py = grid_py_copy(a.workdir, cores)
+    ranges = ["-log2c", a.log2c, "-log2g", a.log2g, "-v", a.folds]
+    subprocess.run([SVM_TRAIN, "-q", "-s", "sbp", L.data_file("heart_scale.xz"), os.path.join(a.workdir, "m")],
+                   check=True)                         # numba compiled before timing
+    print(f"ranges {' '.join(ranges)}; {cores} cores; load {L.load_average()}")
+    print("| file | program | wall s | ratio to grid.py | best (C gamma rate) |")
+    print("|---|---|---|---|---|")
+    for name, path in files(a.workdir, a.files.split(",")).items():
+        t_ref, best_ref = timed([sys.executable, grid_py, "-svmtrain", "/usr/bin/svm-train", "-gnuplot", "null",
+                                 "-out", "null"] + ranges + [path], a.workdir)
+        print(f"| {name} | grid.py ({cores} workers) | {t_ref:.1f} | 1.00 | {best_ref} |", flush=True)
+        for solver in a.solvers.split(","):
+            t, best = timed([SVM_TRAIN, "--grid", "-s", solver, "-q", "--jobs", str(cores), "-out", "null"]
+                            + ranges + [path], a.workdir)
+            print(f"| {name} | svm-train --grid -s {solver} | {t:.1f} | {t / t_ref:.2f} | {best} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
