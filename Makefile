@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
 .PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache \
-	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
+	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
 	readme-tour
 
 $(BIN)/python:
@@ -77,6 +77,9 @@ bench-ranking: install
 	$(BIN)/python scripts/bench_ranking.py
 	$(BIN)/python scripts/bench_ranking.py --vs-liblinear --features 5000
 
+bench-grid: install
+	$(BIN)/python scripts/bench_grid.py --log2c=-5,15,4 --log2g=3,-15,-4
+
 bench-first-run: install
 	$(BIN)/python scripts/bench_first_run.py
 
@@ -84,7 +87,7 @@ bench: bench-startup bench-table
 
 # every benchmark, the per-issue ones at their own (larger) default sizes
 bench-all: bench bench-parse bench-kernel bench-asset bench-cache bench-dask bench-stream bench-param bench-tasks \
-	bench-ranking bench-first-run
+	bench-ranking bench-first-run bench-grid
 
 # The papers' experiments: results/NAME.csv and results/NAME.png (PNG with the `plot` extra).
 exp-pegasos: install
