@@ -17,11 +17,12 @@ is parsed, so every worker reads the same arrays (copy-on-write), never the
 text; each worker runs its solver on one thread. Kernel solvers start every
 point afresh (sbp, asset and kernel pegasos have no warm start along C).
 """
+import contextlib
 import dataclasses
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-import multiprocessing
 
 import numpy as np
 
@@ -189,24 +190,22 @@ def search_grid(data, params, c_exps, g_exps, folds=5, jobs=None, on_point=None,
     points = grid_points(c_exps, g_exps)
     _SHARED.update(data=data, params=dataclasses.replace(params, threads=1), splits=splits)
     result = GridResult()
+    workers = max(1, min(len(points), jobs or os.cpu_count() or 1))
     try:
-        workers = max(1, min(len(points), jobs or os.cpu_count() or 1))
-        if workers == 1:
-            rates = map(_rate, points)
-            pool = None
-        else:
-            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                       initializer=_worker_start)
-            rates = pool.map(_rate, points)
-        for done, (point, rate) in enumerate(zip(points, rates), 1):
-            p = GridPoint(point[0], point[1], rate)
-            result.add(p)
-            if on_point is not None:
-                on_point(result, p)
-            if progress is not None:
-                progress(done, len(points))
-        if pool is not None:
-            pool.shutdown()
+        with contextlib.ExitStack() as stack:
+            if workers == 1:
+                rates = map(_rate, points)
+            else:
+                pool = stack.enter_context(ProcessPoolExecutor(
+                    workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start))
+                rates = pool.map(_rate, points)
+            for done, (point, rate) in enumerate(zip(points, rates), 1):
+                p = GridPoint(point[0], point[1], rate)
+                result.add(p)
+                if on_point is not None:
+                    on_point(result, p)
+                if progress is not None:
+                    progress(done, len(points))
     finally:
         _SHARED.clear()
     return result
