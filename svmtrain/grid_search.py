@@ -188,7 +188,7 @@ def search_grid(data, params, c_exps, g_exps, folds=5, jobs=None, on_point=None,
     fold_of = fold_assignment(data, params, folds)
     splits = [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(folds)]
     points = grid_points(c_exps, g_exps)
-    _SHARED.update(data=data, params=dataclasses.replace(params, threads=1), splits=splits)
+    _SHARED.update(data=data, params=dataclasses.replace(params, threads=1, probability=False), splits=splits)
     result = GridResult()
     workers = max(1, min(len(points), jobs or os.cpu_count() or 1))
     try:

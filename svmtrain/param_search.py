@@ -134,7 +134,7 @@ def search_c(data, params, folds=5, progress=None, on_point=None, threads=None):
     with ThreadPoolExecutor(workers) as pool:
         while C <= MAX_C:
             t0 = time.perf_counter()
-            point_params = dataclasses.replace(params, C=C, lam=None, threads=1)
+            point_params = dataclasses.replace(params, C=C, lam=None, threads=1, probability=False)   # labels only
             results = list(pool.map(lambda k: run_fold(k, point_params), range(folds)))
             # as LIBLINEAR: the first C counts as unchanged
             moved = any(previous_w[k] is not None and float(np.linalg.norm(W - previous_w[k])) > W_MOVED

@@ -192,3 +192,11 @@ def test_ocas_path_finds_the_best_c_of_independent_runs(heart):
     cold = _cold_rates(heart, params, Cs)
     assert np.max(np.abs(np.array([p.accuracy for p in path.points]) - cold)) <= 1.0 / heart.n_rows
     assert Cs[int(np.argmax(cold))] == path.best.C
+
+
+def test_b1_fits_sigmoids_on_the_final_model_only(tmp_path):
+    """-C -b 1: the path compares labels (no sigmoids per fold and C); the model at the best C has them."""
+    r = CliRunner().invoke(train_main, ["-q", "-C", "-s", "2", "-b", "1", str(bundled("heart_scale.xz")),
+                                        str(tmp_path / "m")])
+    assert r.exit_code == 0, r.output
+    assert load_model(tmp_path / "m").has_probabilities
