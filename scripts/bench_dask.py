@@ -20,6 +20,7 @@ runs --repeat times (minimum reported, all listed).
 
     python scripts/bench_dask.py                         # 200,000 rows, 4 partitions
     python scripts/bench_dask.py --rows 400000 --parts 8 --repeat 3
+    python scripts/bench_dask.py --loss log              # logistic regression
 """
 import argparse
 import csv
@@ -64,8 +65,8 @@ def load_avg():
 
 
 def run_dask(workers, specs, params):
-    from svmtrain.distributed import ocas as docas
     from svmtrain.distributed.engine import Session, connect
+    from svmtrain.distributed.training import check_supported
     from svmtrain.training import label_order, problem_costs
 
     with connect(n_workers=workers) as client:     # the LocalCluster svm-train starts
@@ -81,7 +82,7 @@ def run_dask(workers, specs, params):
         (label, cost), = problem_costs(order, params)
         lo0 = loopback_bytes()
         t0 = time.perf_counter()
-        res = docas.fit(sess, (0, label, cost), n, d, params)
+        res = check_supported(params).fit(sess, (0, label, cost), n, d, params)
         t_train = time.perf_counter() - t0
         lo = loopback_bytes() - lo0
         tr = sess.traffic
@@ -110,14 +111,15 @@ def _warm():
 def run_local(path, params, threads):
     import dataclasses
     from svmtrain.io.reader import read_libsvm
-    from svmtrain.solvers import ocas
+    from svmtrain.solvers import get_solver
+    ocas = get_solver("ocas", task="c", loss=params.loss)
     X = read_libsvm(path)
     y = np.where(X.labels > 0, 1.0, -1.0)
     p = dataclasses.replace(params, threads=threads)
     t0 = time.perf_counter()
     res = ocas.fit(X, y, X.n_features, p)
     return dict(t_train=time.perf_counter() - t0, n_iter=res.n_iter, objective=res.objective,
-                threads_used=res.info["threads"])
+                threads_used=res.info.get("threads", p.threads))
 
 
 def main():
@@ -127,6 +129,7 @@ def main():
     ap.add_argument("--nnz", type=float, default=60)
     ap.add_argument("--parts", type=int, default=4)
     ap.add_argument("--C", type=float, default=1.0)
+    ap.add_argument("--loss", default="hinge", help="hinge or log (logistic regression)")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--no-local", action="store_true", help="skip the local reference runs")
@@ -141,7 +144,7 @@ def main():
     path = str(cached_file(args.workdir, args.rows, args.features, args.nnz, 1))
     base = split(path, args.parts, args.workdir)
     specs = expand(base)
-    params = TrainParams(solver="ocas", C=args.C)
+    params = TrainParams(solver="ocas", C=args.C, loss=args.loss)
     print(f"{path}: {os.path.getsize(path) / 1e6:.0f} MB in {len(specs)} partitions; "
           f"{os.cpu_count()} cores; load average {load_avg()}", flush=True)
 

@@ -226,8 +226,8 @@ def _dask(tmp):
     g = np.zeros(d1)
     pos = np.float64(1.0)
     rows = np.arange(c.n_rows, dtype=np.int64)
-    KD.batch_violators(c.indptr, c.indices, c.values, c.labels, pos, rows, w, 0.0, 0.0, g)
-    KD.hinge_sum(c.indptr, c.indices, c.values, c.labels, pos, w, 0.0, 0.0)
+    KD.batch_slopes(c.indptr, c.indices, c.values, c.labels, pos, False, rows, w, 0.0, 0.0, 0, 0.0, g)
+    KD.loss_sum(c.indptr, c.indices, c.values, c.labels, pos, False, w, 0.0, 0.0, 0, 0.0)
 
 
 def _scale(tmp):

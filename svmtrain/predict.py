@@ -24,6 +24,11 @@ class PredictionSummary:
     def accuracy(self):
         return self.correct / self.total if self.total else 0.0
 
+    def merge(self, other):
+        """Add the counts of ``other`` (another part of the same predictions)."""
+        self.correct += other.correct
+        self.total += other.total
+
     def line(self):
         """LIBLINEAR's summary line, e.g. 'Accuracy = 84.9702% (13834/16281)'."""
         return "Accuracy = %g%% (%d/%d)" % (100.0 * self.accuracy, self.correct, self.total)
@@ -48,6 +53,11 @@ class RegressionSummary:
         self.sum_pp += float(pred @ pred)
         self.sum_yy += float(truth @ truth)
         self.sum_py += float(pred @ truth)
+
+    def merge(self, other):
+        """Add the sums of ``other`` (another part of the same predictions)."""
+        for name in ("total", "sq_err", "sum_p", "sum_y", "sum_pp", "sum_yy", "sum_py"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     @property
     def mse(self):

@@ -1,16 +1,42 @@
-"""Plain NumPy twins of svmtrain/distributed/_kernels.py."""
+"""Plain NumPy twins of svmtrain/distributed/_kernels.py (and of the Pegasos losses they call)."""
 import numpy as np
 
-
-def batch_violators(Xe, labels, pos, rows, w, b):
-    """(g, violators, sum y): g = sum y_i x_i over the rows (with repeats)
-    whose margin y_i (w.x_i + b) is below 1; Xe has the constant feature last."""
-    y = np.where(labels[rows] == pos, 1.0, -1.0)
-    viol = y * (Xe[rows] @ w + b) < 1.0
-    g = (y[viol, None] * Xe[rows][viol]).sum(axis=0)
-    return g, int(viol.sum()), float(y[viol].sum())
+LOSSES = ("hinge", "log", "epsilon-insensitive", "squared-epsilon-insensitive")
 
 
-def hinge_sum(Xe, labels, pos, w, b):
-    y = np.where(labels == pos, 1.0, -1.0)
-    return float(np.maximum(0.0, 1.0 - y * (Xe @ w + b)).sum())
+def targets(labels, pos, regression):
+    return np.asarray(labels, float) if regression else np.where(labels == pos, 1.0, -1.0)
+
+
+def loss(name, s, y, p):
+    """The loss of each score s_i against y_i."""
+    if name == "hinge":
+        return np.maximum(0.0, 1.0 - y * s)
+    if name == "log":
+        return np.logaddexp(0.0, -y * s)
+    e = np.maximum(np.abs(s - y) - p, 0.0)
+    return e if name == "epsilon-insensitive" else e * e
+
+
+def slope(name, s, y, p):
+    """-d loss / d s at each score."""
+    if name == "hinge":
+        return np.where(y * s < 1.0, y, 0.0)
+    if name == "log":
+        return y / (1.0 + np.exp(y * s))
+    r = s - y
+    e = np.maximum(np.abs(r) - p, 0.0)
+    return -np.sign(r) * (e > 0) if name == "epsilon-insensitive" else -2.0 * np.sign(r) * e
+
+
+def batch_slopes(Xe, labels, pos, regression, rows, w, b, name, p):
+    """(g, rows with a nonzero slope, their slope sum): g = sum g_i x_i over
+    the rows (with repeats); Xe has the constant feature last."""
+    y = targets(labels[rows], pos, regression)
+    gi = slope(name, Xe[rows] @ w + b, y, p)
+    nz = gi != 0.0
+    return (gi[:, None] * Xe[rows]).sum(axis=0), int(nz.sum()), float(gi.sum())
+
+
+def loss_sum(Xe, labels, pos, regression, w, b, name, p):
+    return float(loss(name, Xe @ w + b, targets(labels, pos, regression), p).sum())

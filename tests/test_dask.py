@@ -20,6 +20,7 @@ from svmtrain.distributed.partitions import expand
 from svmtrain.distributed.training import train as dask_train
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
+from svmtrain.data.dataset import take_rows
 from svmtrain.params import TrainParams
 from svmtrain.training import train as local_train
 
@@ -155,6 +156,117 @@ def test_bad_partition_is_one_line(client, files, tmp_path):
                                         str(bad), str(tmp_path / "m")])
     assert r.exit_code == 2
     assert r.output.startswith(f"svm-train: {bad / 'b'}:2: ") and r.output.count("\n") == 1, r.output
+
+
+def _clear_states():
+    from svmtrain.distributed.partitions import STATE
+    STATE.clear()
+
+
+@pytest.fixture(scope="module")
+def regression_parts(tmp_path_factory):
+    """A synthetic regression set (sparse rows, real targets) in 3 partition files."""
+    from test_regression import synthetic, write_text
+    root = tmp_path_factory.mktemp("dask-r")
+    X, _ = synthetic(n=3000, d=30, seed=3)
+    parts = root / "train"
+    parts.mkdir()
+    cuts = [0, 1000, 2200, 3000]
+    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        write_text(parts / f"part-{i}", take_rows(X, np.arange(a, b)))
+    return parts, X
+
+
+def test_ocas_logistic_on_partitions_is_the_local_run(client, files, a9a):
+    """-s ocas --loss log on 4 partitions: the local run's iterations and
+    objective (to rounding), which is LIBLINEAR -s 7's optimum within
+    TolRel; a lost partition state mid-run (the workers' states cleared after
+    iteration 3) is rebuilt from w_b and the run ends at the same optimum."""
+    X, T = a9a
+    params = TrainParams(solver="ocas", loss="log", C=1.0, threads=1)
+    local = local_train(X, params)
+    model, _, traffic = dask_train(expand(files["train"]), params, client)
+    r, r_local = model.fit_results[0], local.fit_results[0]
+    assert r.converged and r.n_iter == r_local.n_iter
+    assert r.objective == pytest.approx(r_local.objective, rel=1e-9)
+    dcd = local_train(X, TrainParams(solver="dcd", loss="log", C=1.0, eps=1e-6)).fit_results[0]
+    assert dcd.objective <= r.objective <= dcd.objective * (1 + TOLREL)
+    assert _accuracy(model, T) > 84.5
+    per_task = (traffic.up["line search"] + traffic.down["line search"]) / traffic.tasks["line search"]
+    assert per_task < 2048, per_task          # a line-search round moves O(1) numbers
+    notes, cleared = [], []
+
+    def log(line):
+        if line.startswith("   3:") and not cleared:
+            client.run(_clear_states)
+            cleared.append(line)
+
+    again, _, _ = dask_train(expand(files["train"]), params, client, log=log, notify=notes.append)
+    assert cleared and any("recomputing" in s for s in notes), notes
+    assert again.fit_results[0].objective == pytest.approx(r_local.objective, rel=1e-6)
+
+
+def test_pegasos_logistic_on_partitions_is_the_local_run(client, files, a9a):
+    X, T = a9a
+    params = TrainParams(solver="pegasos", loss="log", lam=1e-3, batch_size=200, epochs=3, seed=3)
+    local = local_train(X, params)
+    model, _, _ = dask_train(expand(files["train"]), params, client)
+    assert model.fit_results[0].objective == pytest.approx(local.fit_results[0].objective, rel=1e-6)
+    assert _accuracy(local, T) > 84.0
+    assert abs(_accuracy(model, T) - _accuracy(local, T)) <= 0.1
+
+
+@pytest.mark.parametrize("solver", ["ocas", "pegasos"])
+@pytest.mark.parametrize("loss", ["epsilon-insensitive", "squared-epsilon-insensitive"])
+def test_regression_on_partitions_is_the_local_run(client, regression_parts, solver, loss):
+    """--task r on 3 partitions: the local run's objective (ocas: the
+    dcd optimum within TolRel)."""
+    parts, X = regression_parts
+    kw = {"C": 1.0, "threads": 1} if solver == "ocas" else {"lam": 1e-3, "batch_size": 50, "epochs": 4, "seed": 5}
+    params = TrainParams(solver=solver, task="r", loss=loss, epsilon=0.2, **kw)
+    local = local_train(X, params)
+    model, n, _ = dask_train(expand(parts), params, client)
+    r = model.fit_results[0]
+    assert n == 3000 and model.task == "r" and len(model.labels) == 0
+    assert r.objective == pytest.approx(local.fit_results[0].objective, rel=1e-6)
+    if solver == "ocas":
+        dcd = local_train(X, TrainParams(solver="dcd", task="r", loss=loss, epsilon=0.2, C=1.0, eps=1e-6))
+        assert r.objective <= dcd.fit_results[0].objective * (1 + TOLREL)
+
+
+def test_regression_command_lines_on_the_cluster(client, regression_parts, tmp_path):
+    """svm-train/svm-predict --engine dask --task r: the model file of the
+    local run; the predictions and LIBSVM's two regression lines of the
+    local svm-predict."""
+    parts, X = regression_parts
+    addr = client.scheduler.address
+    from test_regression import write_text
+    whole = tmp_path / "whole"
+    write_text(whole, X)
+    m_dask, m_local = tmp_path / "dask.model", tmp_path / "local.model"
+    args = ["-s", "ocas", "--task", "r", "-p", "0.2", "-c", "1", "--threads", "1"]
+    rd = CliRunner().invoke(train_main, ["--engine", "dask", "--scheduler", addr] + args + [str(parts), str(m_dask)])
+    rl = CliRunner().invoke(train_main, args + [str(whole), str(m_local)])
+    assert rd.exit_code == 0 and rl.exit_code == 0, rd.output + rl.output
+    np.testing.assert_allclose(load_model(m_dask).W, load_model(m_local).W, rtol=1e-6, atol=1e-9)
+    out_d, out_l = tmp_path / "d.out", tmp_path / "l.out"
+    pd = CliRunner().invoke(predict_main, ["--engine", "dask", "--scheduler", addr, str(parts), str(m_local), str(out_d)])
+    pl = CliRunner().invoke(predict_main, [str(whole), str(m_local), str(out_l)])
+    assert pd.exit_code == 0 and pl.exit_code == 0, pd.output
+    assert out_d.read_bytes() == out_l.read_bytes()
+    assert "Mean squared error = " in pl.output and pd.output == pl.output
+
+
+@pytest.mark.parametrize("kw, names", [
+    ({"solver": "dcd"}, "trains -s ocas and -s pegasos"),
+    ({"solver": "ocas", "task": "p"}, "does not train ranking; it trains in memory"),
+    ({"solver": "dcd", "loss": "squared-hinge"}, "trains -s ocas and -s pegasos"),
+])
+def test_dask_refusals_name_the_alternative(kw, names):
+    from svmtrain.distributed.training import check_supported
+    from svmtrain.errors import ParameterError
+    with pytest.raises(ParameterError, match=names):
+        check_supported(TrainParams(**kw))
 
 
 def test_worker_killed_during_ocas(client, files, a9a, optimum):

@@ -127,22 +127,32 @@ def test_line_search_answers_are_bounded():
 
 
 # ---------------------------------------------------------------- kernels
-def test_worker_kernels_against_numpy():
+@pytest.mark.parametrize("loss", ND.LOSSES)
+def test_worker_kernels_against_numpy(loss):
+    """batch_slopes and loss_sum (and the Pegasos loss_value / loss_slope they
+    call) against their NumPy twins, for each loss; regression losses read
+    the labels as targets."""
+    from svmtrain.solvers._pegasos_kernels import LOSS_CODES
     X = read_libsvm(bundled("heart_scale.xz"))
     rng = np.random.default_rng(3)
     d = X.n_features
+    regression = loss.startswith(("epsilon", "squared-epsilon"))
+    labels = X.labels * 0.8 + rng.normal(size=X.n_rows) * 0.5 if regression else X.labels
+    p = 0.3 if regression else 0.0
     for B in (0.0, 1.5):
         Xe = np.hstack([NV.dense(X, d), np.full((X.n_rows, 1), B)])
         w = rng.normal(size=d + 1) * 0.3
         for b in (0.0, -0.4):
             rows = rng.integers(0, X.n_rows, size=60)        # with repeats
             g = np.zeros(d + 1)
-            nv, ys = KD.batch_violators(X.indptr, X.indices, X.values, X.labels, 1.0, rows, w, B, b, g)
-            g_n, nv_n, ys_n = ND.batch_violators(Xe, X.labels, 1.0, rows, w, b)
-            assert nv == nv_n and ys == pytest.approx(ys_n) and np.allclose(g, g_n, atol=1e-12)
-            assert 0 < nv < len(rows)
-            h = KD.hinge_sum(X.indptr, X.indices, X.values, X.labels, -1.0, w, B, b)
-            assert h == pytest.approx(ND.hinge_sum(Xe, X.labels, -1.0, w, b), rel=1e-12)
+            nv, gs = KD.batch_slopes(X.indptr, X.indices, X.values, labels, 1.0, regression, rows, w, B, b,
+                                     LOSS_CODES[loss], p, g)
+            g_n, nv_n, gs_n = ND.batch_slopes(Xe, labels, 1.0, regression, rows, w, b, loss, p)
+            assert nv == nv_n and gs == pytest.approx(gs_n, rel=1e-12, abs=1e-12)
+            np.testing.assert_allclose(g, g_n, rtol=1e-12, atol=1e-12)
+            assert 0 < nv <= len(rows) and (loss == "log" or nv < len(rows))
+            h = KD.loss_sum(X.indptr, X.indices, X.values, labels, -1.0, regression, w, B, b, LOSS_CODES[loss], p)
+            assert h == pytest.approx(ND.loss_sum(Xe, labels, -1.0, regression, w, b, loss, p), rel=1e-12)
 
 
 # ---------------------------------------------------------------- solvers, in-process

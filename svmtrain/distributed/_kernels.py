@@ -1,37 +1,48 @@
-"""numba kernels run by Dask workers (the per-example work of distributed Pegasos)."""
+"""numba kernels run by Dask workers (the per-example work of distributed Pegasos).
+
+A partition's row i has the target y_i = labels[i] for regression
+(``regression`` true), else y_i = +1 when labels[i] == pos and -1 otherwise.
+"""
 from numba import njit
 
 from ..solvers._common import row_axpy, row_dot
+from ..solvers._pegasos_kernels import loss_slope, loss_value
 
 
 @njit(cache=True, nogil=True)
-def batch_violators(indptr, indices, values, labels, pos, rows, w, B, b, g):
-    """Pegasos' A_t^+ on this partition's share of a mini-batch.
+def _target(labels, i, pos, regression):
+    if regression:
+        return labels[i]
+    return 1.0 if labels[i] == pos else -1.0
+
+
+@njit(cache=True, nogil=True)
+def batch_slopes(indptr, indices, values, labels, pos, regression, rows, w, B, b, loss, p, g):
+    """Pegasos' step sum on this partition's share of a mini-batch.
 
     For every entry i of ``rows`` (local row numbers; a row drawn twice
-    counts twice), with y_i = +1 when labels[i] == pos else -1: when
-    y_i (w.x_i + b) < 1 (the constant feature B included in x_i), add
-    y_i x_i to ``g`` (length len(w)). Returns (violators, sum of their y_i).
+    counts twice), with g_i = -d loss / d s at s = w.x_i + b (``loss_slope``:
+    for the hinge y_i when y_i s < 1, else 0; the constant feature B
+    included in x_i): add g_i x_i to ``g`` (length len(w)). Returns (rows
+    with g_i != 0, the sum of their g_i).
     """
     nv = 0
-    ysum = 0.0
+    gsum = 0.0
     for r in range(rows.shape[0]):
         i = rows[r]
-        y = 1.0 if labels[i] == pos else -1.0
-        if y * (row_dot(indptr, indices, values, i, w, B) + b) < 1.0:
-            row_axpy(indptr, indices, values, i, y, g, B)
+        gi = loss_slope(loss, row_dot(indptr, indices, values, i, w, B) + b,
+                        _target(labels, i, pos, regression), p)
+        if gi != 0.0:
+            row_axpy(indptr, indices, values, i, gi, g, B)
             nv += 1
-            ysum += y
-    return nv, ysum
+            gsum += gi
+    return nv, gsum
 
 
 @njit(cache=True, nogil=True)
-def hinge_sum(indptr, indices, values, labels, pos, w, B, b):
-    """sum_i max(0, 1 - y_i (w.x_i + b)) over the partition (y_i as above)."""
+def loss_sum(indptr, indices, values, labels, pos, regression, w, B, b, loss, p):
+    """sum_i loss(w.x_i + b; y_i) over the partition."""
     s = 0.0
     for i in range(indptr.shape[0] - 1):
-        y = 1.0 if labels[i] == pos else -1.0
-        m = 1.0 - y * (row_dot(indptr, indices, values, i, w, B) + b)
-        if m > 0.0:
-            s += m
+        s += loss_value(loss, row_dot(indptr, indices, values, i, w, B) + b, _target(labels, i, pos, regression), p)
     return s

@@ -177,6 +177,9 @@ class DaskData:
     """The data side of ``solvers.ocas.solve`` over a Session's partitions
     (see the module doc). ``problem`` = (index, positive label, c_pos, c_neg)."""
 
+    DIRECTION = staticmethod(_direction)     # the worker sides of the rounds
+    MOVE = staticmethod(_move)
+
     def __init__(self, session, problem, dim, B):
         self.s = session
         self.problem = tuple(problem) + (dim,)
@@ -202,7 +205,7 @@ class DaskData:
 
     def _direction(self, want):
         w_b = self.w_b if self.rebuild else None
-        res = self.s.run("direction", _direction, self.problem, self.version, self.w_d, w_b, self.B, want,
+        res = self.s.run("direction", self.DIRECTION, self.problem, self.version, self.w_d, w_b, self.B, want,
                          what=f" (iteration {self.version})")
         self.rebuild = False
         return res
@@ -243,7 +246,7 @@ class DaskData:
     def move(self, t, mu):
         for _ in self._retrying():
             try:
-                res = self.s.run("move", _move, self.problem, self.version, t, mu, self.dim, self.B,
+                res = self.s.run("move", self.MOVE, self.problem, self.version, t, mu, self.dim, self.B,
                                  what=f" (iteration {self.version})")
                 break
             except StateLost as e:
@@ -274,21 +277,27 @@ class DaskData:
 
 
 def fit(session, problem, n, n_features, params, progress=None, log=None, driver_threads=1):
-    """Train one binary problem by OCAS over the session's partitions.
+    """Train one binary problem (the hinge loss) by OCAS over the session's partitions.
 
     ``problem`` = (index, positive label, (cost_pos, cost_neg)); ``n`` rows
     in all. Returns a FitResult as ``solvers.ocas.fit`` does, with the
     line-search rounds in ``info``.
     """
     j, pos, cost = problem
-    local.check_params(params, cost)
     C = params.resolved_C(n)
+    return run(session, DaskData, (j, float(pos), C * float(cost[0]), C * float(cost[1])), n, n_features,
+               params, cost, progress, log, driver_threads)
+
+
+def run(session, data_class, problem, n, n_features, params, cost, progress, log, driver_threads):
+    """``solvers.ocas.solve`` over ``data_class(session, problem, dim, B)``
+    (``DaskData`` or a subclass); the FitResult with the line-search rounds."""
+    local.check_params(params, cost)
     dim = n_features + 1
-    data = DaskData(session, (j, float(pos), C * float(cost[0]), C * float(cost[1])), dim,
-                    kernel_bias(params))
     if n == 0:
         return FitResult(w=finish_w(np.zeros(dim), params), n_iter=0, objective=0.0, converged=True,
                          info={"exit": local.EXIT_EMPTY, "history": []})
+    data = data_class(session, problem, dim, kernel_bias(params))
     res = local.solve(data, n, dim, params, progress, log, driver_threads)
     res.info["line_search_rounds"] = data.ls_rounds
     return res

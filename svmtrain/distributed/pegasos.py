@@ -6,12 +6,18 @@ epoch over the rows of all partitions in order), so a distributed run
 visits the same examples in the same steps as a local run on the
 concatenated file. Each step is one round: the driver sends w (O(dim)) and
 each worker the row numbers of the batch that fall in its partitions; the
-worker returns sum y_i x_i over its margin violators (``batch_violators``:
-a dense O(dim) vector, or its nonzeros when fewer), their count and
-sum y_i. The driver takes the step of Fig. 1 of the paper, as locally:
+worker returns sum g_i x_i over its rows of the batch, g_i = -d loss / d s
+at the row's score (``batch_slopes``: for the hinge y_i on the margin
+violators A_t^+, 0 elsewhere; the logistic and regression losses as in
+``solvers._pegasos_kernels``), as a dense O(dim) vector or its nonzeros
+when fewer, their count and sum g_i. The driver takes the step of Fig. 1
+of the paper, as locally:
 
-    w <- (1 - 1/t) w + 1/(lambda t k) sum_{A_t^+} y_i x_i,
-    w <- min(1, 1/(sqrt(lambda) |w|)) w,    (b <- b + 1/(lambda t k) sum y_i with -R)
+    w <- (1 - 1/t) w + 1/(lambda t k) sum_{A_t} g_i x_i,
+    w <- min(1, sqrt(radius2) / |w|) w,    (b <- b + 1/(lambda t k) sum g_i with -R)
+
+(radius2 = 1/lambda for the hinge, 2 f(0) / lambda for the other losses:
+``solvers.pegasos.loss_setup``; f(0) is one extra round)
 
 and, with ``--average``, adds w to the running sum from the same step on.
 The result equals the local one up to rounding (the local solver keeps w
@@ -24,50 +30,57 @@ import math
 import numpy as np
 
 from ..solvers import pegasos as local
+from ..solvers._pegasos_kernels import HINGE, LOSS_CODES
 from ..solvers.base import FitResult, finish_w, kernel_bias, with_defaults
 from . import _kernels as KD
 from .partitions import partition
 
+DEFAULTS = local.DEFAULTS
 
-def _subgradient(run_id, specs, nb, pos, w, b, B, rows):
-    """Sum of y_i x_i over this worker's violators among ``rows`` (one
-    array of local row numbers per spec); returns (g, violators, sum y)."""
+
+def _subgradient(run_id, specs, nb, problem, w, b, B, rows):
+    """Sum of g_i x_i over this worker's rows among ``rows`` (one array of
+    local row numbers per spec) with a nonzero slope g_i; returns (the sum,
+    those rows' count, the sum of their g_i)."""
     g = np.zeros(len(w))
     nv = 0
-    ysum = 0.0
+    gsum = 0.0
     for spec, r in zip(specs, rows):
         if len(r):
             c = partition(run_id, spec, threads=nb)
-            v, s = KD.batch_violators(c.indptr, c.indices, c.values, c.labels, pos, r, w, B, b, g)
+            v, s = KD.batch_slopes(c.indptr, c.indices, c.values, c.labels, *problem[:2], r, w, B, b, *problem[2:], g)
             nv += v
-            ysum += s
+            gsum += s
     nz = np.flatnonzero(g)
     if 12 * len(nz) < g.nbytes:       # sparse is smaller: (int32 index, value) pairs
-        return (nz.astype(np.int32), g[nz]), nv, ysum
-    return g, nv, ysum
+        return (nz.astype(np.int32), g[nz]), nv, gsum
+    return g, nv, gsum
 
 
-def _hinge(run_id, specs, nb, pos, w, b, B):
+def _loss(run_id, specs, nb, problem, w, b, B):
     s = 0.0
     for spec in specs:
         c = partition(run_id, spec, threads=nb)
-        s += KD.hinge_sum(c.indptr, c.indices, c.values, c.labels, pos, w, B, b)
+        s += KD.loss_sum(c.indptr, c.indices, c.values, c.labels, *problem[:2], w, B, b, *problem[2:])
     return s
 
 
-def objective(session, pos, w, b, B, lam, n):
-    """lambda/2 |w|^2 + 1/n sum hinge over every partition (one round)."""
-    total = sum(session.run("objective", _hinge, pos, w, b, B))
+def objective(session, problem, w, b, B, lam, n):
+    """lambda/2 |w|^2 + 1/n sum of the losses over every partition (one round);
+    ``problem`` = (positive label, regression, loss code, tube p)."""
+    total = sum(session.run("objective", _loss, problem, w, b, B))
     return 0.5 * lam * float(w @ w) + total / max(n, 1)
 
 
 def fit(session, problem, n, n_features, params, progress=None, log=None):
-    """Train one binary problem by mini-batch Pegasos over the session's
-    partitions; ``problem`` = (index, positive label, class costs). Same
-    parameters, defaults and result as ``solvers.pegasos.fit``."""
+    """Train one problem by mini-batch Pegasos over the session's
+    partitions; ``problem`` = (index, positive label or None (regression:
+    the labels are the targets), class costs). Same parameters, loss
+    (``params.loss``), defaults and result as ``solvers.pegasos.fit``."""
     _, pos, cost = problem
-    pos = float(pos)
     local.check_params(params, cost)
+    code, p = LOSS_CODES[params.loss], float(params.epsilon) if pos is None else 0.0
+    problem = (0.0 if pos is None else float(pos), pos is None, code, p)
     lam = params.resolved_lambda(n)
     B = kernel_bias(params)
     params = with_defaults(params, local.DEFAULTS)
@@ -76,7 +89,10 @@ def fit(session, problem, n, n_features, params, progress=None, log=None):
     unreg = bool(params.unreg_bias)
     offsets = np.zeros(len(session.specs) + 1, np.int64)
     np.cumsum([m["rows"] for m in session.meta], out=offsets[1:])
+    # the ball of solvers.pegasos.loss_setup: 1/lambda for the hinge, else 2 f(0) / lambda
     radius2 = 1.0 / lam
+    if code != HINGE:
+        radius2 = max(2.0 * objective(session, problem, np.zeros(n_features + 1), 0.0, B, lam, n), 1e-300) / lam
 
     rng = np.random.default_rng(params.seed)
     dim = n_features + 1
@@ -99,7 +115,7 @@ def fit(session, problem, n, n_features, params, progress=None, log=None):
             for p in np.unique(part):
                 rows[int(p)] = batch[part == p] - offsets[p]
             empty = np.empty(0, np.int64)
-            got = session.run("step", _subgradient, pos, w, b, B, only=set(rows),
+            got = session.run("step", _subgradient, problem, w, b, B, only=set(rows),
                               per_group=lambda specs: ([rows.get(sp.index, empty) for sp in specs],),
                               what=f" (step {t})")
             eta_k = 1.0 / (lam * t * k)
@@ -107,13 +123,13 @@ def fit(session, problem, n, n_features, params, progress=None, log=None):
                 w[:] = 0.0
             else:
                 w *= 1.0 - 1.0 / t
-            for g, nv, ysum in got:
+            for g, nv, gsum in got:
                 if isinstance(g, tuple):
                     np.add.at(w, g[0], eta_k * g[1])
                 else:
                     w += eta_k * g
                 if unreg:
-                    b += eta_k * ysum
+                    b += eta_k * gsum
             nu = float(w @ w)
             if nu > radius2:
                 w *= math.sqrt(radius2 / nu)
@@ -125,14 +141,14 @@ def fit(session, problem, n, n_features, params, progress=None, log=None):
             progress(epoch + 1, epochs)
         if params.eps is not None:
             w_now, b_now = _current(w, b, acc, b_acc, n_avg)
-            converged, prev_obj = local.epoch_check(objective(session, pos, w_now, b_now, B, lam, n),
+            converged, prev_obj = local.epoch_check(objective(session, problem, w_now, b_now, B, lam, n),
                                                     prev_obj, epoch, params.eps, log)
             if converged:
                 break
     if not converged and log is not None:
         log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
     w, b = _current(w, b, acc, b_acc, n_avg)
-    obj = objective(session, pos, w, b, B, lam, n)
+    obj = objective(session, problem, w, b, B, lam, n)
     return FitResult(w=finish_w(w, params), b=b, n_iter=t, objective=obj, converged=converged,
                      info={"epochs": epoch + 1, "steps": t, "lambda": lam, "averaged": average})
 

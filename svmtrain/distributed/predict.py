@@ -13,7 +13,7 @@ import io
 import os
 
 from ..errors import ParameterError
-from ..predict import PredictionSummary, predict_stream
+from ..predict import PredictionSummary, RegressionSummary, predict_stream
 from .partitions import output_name, renamed
 
 
@@ -26,10 +26,10 @@ def _predict_partition(spec, model, decision_values, out_path, chunk_rows):
         if out_path is None:
             buf = io.StringIO()
             summary = predict_stream(chunks, model, buf, decision_values=decision_values)
-            return buf.getvalue(), summary.correct, summary.total
+            return buf.getvalue(), summary
         with atomic_write(out_path) as f:
             summary = predict_stream(chunks, model, f, decision_values=decision_values)
-        return None, summary.correct, summary.total
+        return None, summary
     except InputFormatError as e:
         raise renamed(e, spec) from None
 
@@ -52,21 +52,20 @@ def output_paths(specs, output_dir, create=True):
 def predict(specs, model, client, out=None, output_dir=None, decision_values=False, chunk_rows=None):
     """Predict every partition on the cluster; write the lines to ``out`` in
     input order, or one file per partition into ``output_dir``. Returns the
-    PredictionSummary over all partitions. ``chunk_rows``: rows per chunk
-    while the workers read."""
+    PredictionSummary (a RegressionSummary for a regression model) over all
+    partitions. ``chunk_rows``: rows per chunk while the workers read."""
     paths = output_paths(specs, output_dir) if output_dir is not None else [None] * len(specs)
     [model_f] = client.scatter([model], broadcast=True, hash=False)
     futures = [client.submit(_predict_partition, s, model_f, decision_values, p, chunk_rows, pure=False)
                for s, p in zip(specs, paths)]
-    summary = PredictionSummary()
+    summary = RegressionSummary() if getattr(model, "task", "c") == "r" else PredictionSummary()
     try:
         for i in range(len(futures)):
-            text, correct, total = futures[i].result()
+            text, part = futures[i].result()
             futures[i] = None          # let Dask free the text
             if text is not None:
                 out.write(text)
-            summary.correct += correct
-            summary.total += total
+            summary.merge(part)
     finally:
         client.cancel([f for f in futures if f is not None] + [model_f])
     return summary

@@ -3,8 +3,9 @@
 The partitions are parsed on the workers and stay there; the driver learns
 their sizes and labels, orders the labels as LIBLINEAR does (first
 appearance over the partitions in order, +1 before -1), and trains one
-binary problem per weight column with the distributed OCAS or Pegasos.
-The model (file, header, predictions) is the one a local run writes.
+binary problem per weight column (classification) or one problem on the
+targets (regression) with the distributed OCAS or Pegasos. The model
+(file, header, predictions) is the one a local run writes.
 """
 import time
 
@@ -14,23 +15,46 @@ from ..errors import InputFormatError, ParameterError
 from ..params import check_params
 from ..solvers.base import split_progress, with_defaults
 from ..training import check_class_weights, finish_model, label_order, linear_model, problem_costs
-from . import ocas, pegasos
+from ..tasks import CLASSIFICATION, NAMES, REGRESSION
+from . import ocas, ocas_scores, pegasos
 from .engine import Session
 
-SOLVERS = {"ocas": ocas, "pegasos": pegasos}
+_REGRESSION_LOSSES = ("epsilon-insensitive", "squared-epsilon-insensitive")
+# solver -> task -> loss -> the module whose fit trains it on a cluster (a subset of tasks.SUPPORT)
+SUPPORT = {
+    "ocas": {CLASSIFICATION: {"hinge": ocas, "log": ocas_scores},
+             REGRESSION: dict.fromkeys(_REGRESSION_LOSSES, ocas_scores)},
+    "pegasos": {CLASSIFICATION: {"hinge": pegasos, "log": pegasos},
+                REGRESSION: dict.fromkeys(_REGRESSION_LOSSES, pegasos)},
+}
 
 
 def check_supported(params):
-    """ParameterError unless the Dask engine can train ``params``."""
-    if params.task != "c" or params.loss != "hinge":
-        from ..tasks import NAMES
-        what = NAMES.get(params.task, params.task) if params.task != "c" else f"--loss {params.loss}"
-        raise ParameterError(f"--engine dask trains classification with the hinge loss; {what} trains in memory "
-                             "(drop --engine dask)")
-    if params.solver not in SOLVERS:
+    """The module that trains ``params`` on a cluster; ParameterError if none does."""
+    if params.solver not in SUPPORT:
         raise ParameterError(f"--engine dask trains -s ocas and -s pegasos (got -s {params.solver})")
     if params.kernel_type not in (None, 0):
         raise ParameterError("--engine dask trains linear models only (no -t with -s pegasos)")
+    module = SUPPORT[params.solver].get(params.task, {}).get(params.loss)
+    if module is None:
+        what = NAMES.get(params.task, params.task) + ("" if params.task != CLASSIFICATION else
+                                                      f" with --loss {params.loss}")
+        raise ParameterError(f"--engine dask does not train {what}; it trains in memory or with --stream "
+                             "(drop --engine dask)")
+    return module
+
+
+def dask_problems(meta, params):
+    """(label order, [(positive label or None, class costs)]) of the partitions'
+    ``meta``: one problem per weight column for classification (as
+    ``training.task_problems``), one on the targets for regression."""
+    if params.task == REGRESSION:
+        if params.class_weights:
+            raise ParameterError("-w (class weights) applies to classification, not regression")
+        return np.empty(0, np.float64), [(None, (1.0, 1.0))]
+    order = label_order(np.concatenate([m["labels"] for m in meta]))
+    check_class_weights(params, order)
+    return order, problem_costs(order, params)
 
 
 def train(specs, params, client, progress=None, log=None, notify=None, cache=False, source=None,
@@ -42,8 +66,7 @@ def train(specs, params, client, progress=None, log=None, notify=None, cache=Fal
     makes each worker keep a binary cache beside each partition file.
     """
     check_params(params)
-    check_supported(params)
-    module = SOLVERS[params.solver]
+    module = check_supported(params)
     source = source or (specs[0].display if specs else "<data>")
     session = Session(client, specs, notify=notify, threads=params.threads)
     try:
@@ -52,16 +75,14 @@ def train(specs, params, client, progress=None, log=None, notify=None, cache=Fal
         if n == 0:
             raise InputFormatError(source, None, "the training set is empty (no data lines)")
         d = max(m["n_features"] for m in meta)
-        order = label_order(np.concatenate([m["labels"] for m in meta]))
-        check_class_weights(params, order)
-        params = with_defaults(params, getattr(module.local, "DEFAULTS", {}))
-        problems = problem_costs(order, params)
+        params = with_defaults(params, getattr(module, "DEFAULTS", {}))
+        order, problems = dask_problems(meta, params)
         start = time.perf_counter()
         results = []
         for j, (label, cost) in enumerate(problems):
             if log is not None and len(problems) > 1:
                 log(f"class {label:g} vs rest")
-            kw = {"driver_threads": driver_threads} if module is ocas else {}
+            kw = {"driver_threads": driver_threads} if module is not pegasos else {}
             results.append(module.fit(session, (j, label, cost), n, d, params,
                                       progress=split_progress(progress, j, len(problems)), log=log, **kw))
         model = linear_model(order, results, d, params)

@@ -54,6 +54,18 @@ def loss_slope(loss, s, y, p):
 
 
 @njit(cache=True, nogil=True)
+def loss_value(loss, s, y, p):
+    """The loss at score s for label or target y (the function ``loss_slope`` differentiates)."""
+    if loss == HINGE:
+        return max(0.0, 1.0 - y * s)
+    if loss == LOG:
+        m = y * s
+        return -m + np.log1p(np.exp(m)) if m < 0.0 else np.log1p(np.exp(-m))
+    e = max(abs(s - y) - p, 0.0)
+    return e if loss == EPS_INSENSITIVE else e * e
+
+
+@njit(cache=True, nogil=True)
 def _flush_average(v, state, acc, corr):
     S = state[S_SUM]
     for j in range(v.shape[0]):

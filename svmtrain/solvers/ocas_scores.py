@@ -86,35 +86,10 @@ class ScoreData:
         return -self.cost * float(coef @ self.out_d)
 
     def line_search(self, w_b, w_d, qa, qb):
-        """A minimiser t >= 0 of F(w_b + t w_d) (qa = |w_d|^2 > 0, qb = w_b.w_d),
-        found by regula falsi on the nondecreasing derivative g(t) (see the
-        module doc); keeps the outputs of w_d."""
+        """A minimiser t >= 0 of F(w_b + t w_d) (qa = |w_d|^2 > 0, qb = w_b.w_d)
+        by :func:`regula_falsi`; keeps the outputs of w_d."""
         self._outputs(w_d)
-        lo = 0.0
-        g_lo = qb - self.cost * float(self.coef_b @ self.out_d)
-        if g_lo >= 0.0:
-            return 0.0
-        hi = -g_lo / qa                    # g(hi) >= 0: the derivative only grows
-        g_hi = qa * hi + qb + self._slope(hi)
-        side = 0
-        for _ in range(LS_EVALS - 1):
-            if g_hi <= 0.0 or hi - lo <= 1e-12 * hi:
-                return hi if g_hi <= 0.0 else lo
-            if abs(g_hi - g_lo - qa * (hi - lo)) <= 1e-12 * (abs(g_hi) + abs(g_lo)):
-                return lo - g_lo / qa      # g is linear on [lo, hi]: the exact root
-            t = lo - g_lo * (hi - lo) / (g_hi - g_lo)
-            g_t = qa * t + qb + self._slope(t)
-            if g_t < 0.0:
-                lo, g_lo = t, g_t
-                if side == -1:
-                    g_hi *= 0.5            # Illinois: keep the stale end from stalling
-                side = -1
-            else:
-                hi, g_hi = t, g_t
-                if side == 1:
-                    g_lo *= 0.5
-                side = 1
-        return lo - g_lo * (hi - lo) / (g_hi - g_lo) if g_hi > g_lo else lo
+        return regula_falsi(qb - self.cost * float(self.coef_b @ self.out_d), qa, qb, self._slope)
 
     def loss_at_end(self, w_b, w_d):
         """The loss at w_b + w_d (= w_c); keeps the outputs of w_d."""
@@ -151,6 +126,38 @@ class ScoreData:
             K.scatter_cut(c.indptr, c.indices, c.values, self.cut_bias, self.coef_cut[r], self.cw[r], self.flag[r],
                           self.zero[r], False, self.nb, self.buf, self.a)
         return self.a
+
+
+def regula_falsi(g0, qa, qb, slope):
+    """A minimiser t >= 0 of phi(t) = F(w_b + t d) from its derivative
+    g(t) = qa t + qb + slope(t), which never decreases (F is convex): g0 =
+    g(0); ``slope(t)`` is the loss part of g, one data pass. At most
+    ``LS_EVALS`` calls of ``slope``; the answer is a point where g <= 0 or
+    the last root estimate (inexact: see the module doc)."""
+    lo, g_lo = 0.0, g0
+    if g_lo >= 0.0:
+        return 0.0
+    hi = -g_lo / qa                    # g(hi) >= 0: the derivative only grows
+    g_hi = qa * hi + qb + slope(hi)
+    side = 0
+    for _ in range(LS_EVALS - 1):
+        if g_hi <= 0.0 or hi - lo <= 1e-12 * hi:
+            return hi if g_hi <= 0.0 else lo
+        if abs(g_hi - g_lo - qa * (hi - lo)) <= 1e-12 * (abs(g_hi) + abs(g_lo)):
+            return lo - g_lo / qa      # g is linear on [lo, hi]: the exact root
+        t = lo - g_lo * (hi - lo) / (g_hi - g_lo)
+        g_t = qa * t + qb + slope(t)
+        if g_t < 0.0:
+            lo, g_lo = t, g_t
+            if side == -1:
+                g_hi *= 0.5            # Illinois: keep the stale end from stalling
+            side = -1
+        else:
+            hi, g_hi = t, g_t
+            if side == 1:
+                g_lo *= 0.5
+            side = 1
+    return lo - g_lo * (hi - lo) / (g_hi - g_lo) if g_hi > g_lo else lo
 
 
 def fit_scores(X, loss_pass, C, n_features, params, progress=None, log=None, warm_start=None):
