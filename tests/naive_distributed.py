@@ -1,6 +1,8 @@
 """Plain NumPy twins of svmtrain/distributed/_kernels.py (and of the Pegasos losses they call)."""
 import numpy as np
 
+from naive import loss_slope as slope
+
 LOSSES = ("hinge", "log", "epsilon-insensitive", "squared-epsilon-insensitive")
 
 
@@ -16,17 +18,6 @@ def loss(name, s, y, p):
         return np.logaddexp(0.0, -y * s)
     e = np.maximum(np.abs(s - y) - p, 0.0)
     return e if name == "epsilon-insensitive" else e * e
-
-
-def slope(name, s, y, p):
-    """-d loss / d s at each score."""
-    if name == "hinge":
-        return np.where(y * s < 1.0, y, 0.0)
-    if name == "log":
-        return y / (1.0 + np.exp(y * s))
-    r = s - y
-    e = np.maximum(np.abs(r) - p, 0.0)
-    return -np.sign(r) * (e > 0) if name == "epsilon-insensitive" else -2.0 * np.sign(r) * e
 
 
 def batch_slopes(Xe, labels, pos, regression, rows, w, b, name, p):

@@ -46,9 +46,10 @@ from .partitions import STATE, partition
 class _PartState:
     """One partition's share of an OCAS run (lives in the worker's registry)."""
 
-    def __init__(self, chunk, problem, pos, c_pos, c_neg, dim):
+    def __init__(self, chunk, problem):
+        index, pos, c_pos, c_neg, dim = problem
         n = chunk.n_rows
-        self.problem = problem
+        self.problem = index
         self.y = np.where(chunk.labels == pos, 1.0, -1.0)
         self.cw = np.where(self.y > 0, c_pos, c_neg)
         self.out_b = local._zeros(n)
@@ -65,19 +66,24 @@ class _PartState:
         self.chain = 0
 
 
-def _state(run_id, spec, problem, version, w_b, B, nb):
-    """The partition's state at ``version``, (re)built when it is missing or
-    stale: fresh at version 0, else from ``w_b`` (out_b = X w_b) when
-    given; StateLost otherwise."""
+    def rebuilt(self):
+        """Called after out_b was rebuilt from w_b (nothing else depends on it here)."""
+
+
+def _state(run_id, spec, problem, version, w_b, B, nb, cls=_PartState):
+    """The partition's state (a ``cls(chunk, problem)``) at ``version``,
+    (re)built when it is missing or stale: fresh at version 0, else from
+    ``w_b`` (out_b = X w_b, then its ``rebuilt()``) when given; StateLost
+    otherwise."""
     key = (run_id, spec.index)
     st = STATE.get(key)
-    if _valid(st, problem, version):
+    if valid(st, problem, version):
         return st
     if version > 0 and w_b is None:
         raise StateLost(None, [spec.index])
     chunk = partition(run_id, spec, threads=nb)
     if st is None or st.problem != problem[0]:
-        st = _PartState(chunk, *problem)
+        st = cls(chunk, problem)
         STATE[key] = st
     if version == 0:
         st.out_b.fill(0.0)
@@ -85,21 +91,29 @@ def _state(run_id, spec, problem, version, w_b, B, nb):
         st.d_version = 0
     else:
         margins(chunk.indptr, chunk.indices, chunk.values, w_b, B, 0.0, st.out_b)
+        st.rebuilt()
         st.d_version = -1
     st.version = version
     st.have_cut = False
     return st
 
 
+def states_for_direction(run_id, specs, nb, problem, version, w_b, B, cls=_PartState):
+    """The states of ``specs`` for a direction round: when ``w_b`` is not sent
+    (version > 0), StateLost naming every stale partition; else each one
+    current or rebuilt by ``_state``."""
+    if w_b is None and version > 0:
+        missing = [s.index for s in specs if not valid(STATE.get((run_id, s.index)), problem, version)]
+        if missing:
+            raise StateLost(None, missing)
+    return [_state(run_id, s, problem, version, w_b, B, nb, cls) for s in specs]
+
+
 def _direction(run_id, specs, nb, problem, version, w_d, w_b, B, want):
     """Outputs of the direction w_d on every partition; then, for ``want``
     "ls", the breakpoints and the first line-search answer; for "loss" the
     loss at w_b + w_d; for "none" nothing."""
-    if w_b is None and version > 0:
-        missing = [s.index for s in specs if not _valid(STATE.get((run_id, s.index)), problem, version)]
-        if missing:
-            raise StateLost(None, missing)
-    states = [_state(run_id, s, problem, version, w_b, B, nb) for s in specs]
+    states = states_for_direction(run_id, specs, nb, problem, version, w_b, B)
     out = {"g0": 0.0, "m": 0, "loss": 0.0}
     for spec, st in zip(specs, states):
         chunk = partition(run_id, spec, threads=nb)
@@ -117,22 +131,22 @@ def _direction(run_id, specs, nb, problem, version, w_d, w_b, B, want):
     return out
 
 
-def _valid(st, problem, version, direction=False):
+def valid(st, problem, version, direction=False):
     return (st is not None and st.problem == problem[0] and st.version == version
             and (not direction or st.d_version == version))
 
 
-def _ready(run_id, specs, problem, version):
+def ready(run_id, specs, problem, version):
     """The states of ``specs`` at ``version`` with outputs of its direction, or StateLost."""
     states = [STATE.get((run_id, s.index)) for s in specs]
-    missing = [s.index for s, st in zip(specs, states) if not _valid(st, problem, version, True)]
+    missing = [s.index for s, st in zip(specs, states) if not valid(st, problem, version, True)]
     if missing:
         raise StateLost(None, missing)
     return states
 
 
 def _refine(run_id, specs, nb, problem, version, prefix, pshift):
-    states = _ready(run_id, specs, problem, version)
+    states = ready(run_id, specs, problem, version)
     return linesearch.summarize([(st.kb, st.wb, st.m) for st in states], prefix, pshift, nb)
 
 
@@ -143,7 +157,7 @@ def _move(run_id, specs, nb, problem, version, t, mu, dim, B):
     if version == 0:
         states = [_state(run_id, s, problem, 0, None, B, nb) for s in specs]
     else:
-        states = _ready(run_id, specs, problem, version)
+        states = ready(run_id, specs, problem, version)
     loss = bsum = 0.0
     nerr = nv = 0
     a_sum = np.zeros(dim)

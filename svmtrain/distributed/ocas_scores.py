@@ -29,9 +29,8 @@ from ..solvers import _ocas_kernels as K
 from ..solvers import _svr_kernels as KS
 from ..solvers._common import margins
 from ..solvers.ocas_scores import regula_falsi
-from .engine import StateLost
-from .ocas import DaskData, _valid, run
-from .partitions import STATE, partition
+from .ocas import DaskData, ready, run, states_for_direction
+from .partitions import partition
 
 
 class _ScoreState:
@@ -59,6 +58,10 @@ class _ScoreState:
         self.version = -1
         self.d_version = -1
 
+    def rebuilt(self):
+        """After out_b = X w_b was rebuilt: the coefficients at w_b."""
+        self.loss_pass(self.out_b, self.coef_b)
+
     def loss_pass(self, scores, coef):
         """(violations, weighted loss, weighted cut constant) at ``scores``;
         ``coef`` receives cw_i times -d loss_i / d s_i."""
@@ -76,48 +79,11 @@ class _ScoreState:
         return self.scores
 
 
-def _state(run_id, spec, problem, version, w_b, B, nb):
-    """The partition's state at ``version``, (re)built when missing or stale:
-    fresh at version 0, else from ``w_b`` when given; StateLost otherwise."""
-    key = (run_id, spec.index)
-    st = STATE.get(key)
-    if _valid(st, problem, version):
-        return st
-    if version > 0 and w_b is None:
-        raise StateLost(None, [spec.index])
-    chunk = partition(run_id, spec, threads=nb)
-    if st is None or st.problem != problem[0]:
-        st = _ScoreState(chunk, problem)
-        STATE[key] = st
-    if version == 0:
-        st.out_b.fill(0.0)
-        st.out_d.fill(0.0)
-        st.d_version = 0
-    else:
-        margins(chunk.indptr, chunk.indices, chunk.values, w_b, B, 0.0, st.out_b)
-        st.loss_pass(st.out_b, st.coef_b)
-        st.d_version = -1
-    st.version = version
-    return st
-
-
-def _ready(run_id, specs, problem, version):
-    states = [STATE.get((run_id, s.index)) for s in specs]
-    missing = [s.index for s, st in zip(specs, states) if not _valid(st, problem, version, True)]
-    if missing:
-        raise StateLost(None, missing)
-    return states
-
-
 def _direction(run_id, specs, nb, problem, version, w_d, w_b, B, want):
     """Outputs of w_d on every partition; then for ``want`` "ls" the loss
     part of the line search's derivative at 0, for "loss" the loss at
     w_b + w_d, for "none" nothing."""
-    if w_b is None and version > 0:
-        missing = [s.index for s in specs if not _valid(STATE.get((run_id, s.index)), problem, version)]
-        if missing:
-            raise StateLost(None, missing)
-    states = [_state(run_id, s, problem, version, w_b, B, nb) for s in specs]
+    states = states_for_direction(run_id, specs, nb, problem, version, w_b, B, _ScoreState)
     out = {"g0": 0.0, "loss": 0.0}
     for spec, st in zip(specs, states):
         chunk = partition(run_id, spec, threads=nb)
@@ -133,7 +99,7 @@ def _direction(run_id, specs, nb, problem, version, w_d, w_b, B, want):
 def _slope(run_id, specs, nb, problem, version, t):
     """The loss part of the line search's derivative at t: -sum coef_i(t) (X d)_i."""
     s = 0.0
-    for st in _ready(run_id, specs, problem, version):
+    for st in ready(run_id, specs, problem, version):
         st.loss_pass(st.shifted(t), st.coef)
         s -= float(st.coef @ st.out_d)
     return s
@@ -144,9 +110,9 @@ def _move(run_id, specs, nb, problem, version, t, mu, dim, B):
     returns the sums of (loss at w_b, 0 errors, violations at the cut point,
     cut constant) and of the partitions' cut vectors."""
     if version == 0:
-        states = [_state(run_id, s, problem, 0, None, B, nb) for s in specs]
+        states = states_for_direction(run_id, specs, nb, problem, 0, None, B, _ScoreState)
     else:
-        states = _ready(run_id, specs, problem, version)
+        states = ready(run_id, specs, problem, version)
     loss = bsum = 0.0
     nv = 0
     a_sum = np.zeros(dim)
