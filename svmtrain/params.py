@@ -56,7 +56,7 @@ class TrainParams:
 
     def __post_init__(self):
         if self.loss is None:
-            self.loss = default_loss(self.task)
+            self.loss = default_loss(self.task, self.solver)
         if self.epsilon is None and self.task == REGRESSION:
             self.epsilon = DEFAULT_EPSILON
         if self.nu is None and self.task == ONE_CLASS:

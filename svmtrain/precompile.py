@@ -18,7 +18,7 @@ The groups, and what they cover:
 * ``reader``: the LIBSVM reader (in memory and threaded file reads), row
   selection (``-v``), linear scoring (serial and parallel) and model files;
 * ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp``, regression
-  and ranking, ``--task p``, with its measures), ``sbp``,
+  and ranking, ``--task p``, with its measures, and ``-s tron``'s ranking), ``sbp``,
   ``kernel-pegasos`` (``-s pegasos -t 2``), ``asset`` (Nystrom and Fourier
   maps, ``--inner pegasos|dcd``): training and the scoring of their models,
   regression (``--task r``) and one-class (``--task o``) where the solver trains them;
@@ -185,12 +185,17 @@ def _ranking(tmp):
     chunk.labels = np.abs(chunk.labels) - 1.0
     for kw in ({}, {"ocas_method": "cp"}):
         _train_and_score(chunk, tmp, solver="ocas", task="p", **kw)
+    _train_and_score(chunk, tmp, solver="tron", task="p")
     g = QueryGroups.build(chunk.qid, chunk.labels)
     n, L, Q = chunk.n_rows, g.lptr[-1], g.n_queries
     for margin, strict in ((1.0, True), (0.0, False)):
         KR.pair_pass_parallel(np.linspace(0.0, 1.0, n), g.lev, g.order, g.qptr, g.lptr, margin, strict,
                               np.zeros(n), np.empty(n), np.empty(n, np.int64), np.zeros(L, np.int64),
                               np.zeros(L, np.int64), np.zeros(L, np.int64), np.zeros(Q, np.int64), np.zeros(Q))
+    z = np.linspace(0.0, 1.0, n)
+    KR.pair_sums_parallel(z, z, g.lev, g.order, g.qptr, g.lptr, 1.0, np.empty(n), np.empty(n, np.int64),
+                          np.zeros(L, np.int64), np.zeros(L, np.int64), np.zeros(L, np.int64), np.zeros(L),
+                          np.zeros(L), np.zeros(L), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n))
 
 
 def _sbp(tmp):

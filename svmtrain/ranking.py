@@ -93,8 +93,8 @@ class QueryGroups:
         (margin - s_i + s_j). ``coef`` is scratch owned by this object, valid
         until the next call. O(n log n) per call; no pair is materialised."""
         n, Q = self.n_rows, self.n_queries
-        if self._scratch is None:
-            self._scratch = dict(coef=np.zeros(n), keys=np.empty(n), perm=np.empty(n, np.int64),
+        if self._scratch is None or "coef" not in self._scratch:
+            self._scratch = dict(self._scratch or {}, coef=np.zeros(n), keys=np.empty(n), perm=np.empty(n, np.int64),
                                  fu=np.zeros(self.lptr[-1], np.int64), fv=np.zeros(self.lptr[-1], np.int64),
                                  low=np.zeros(self.lptr[-1], np.int64),
                                  q_viol=np.zeros(Q, np.int64), q_loss=np.zeros(Q))
@@ -104,6 +104,27 @@ class QueryGroups:
             float(margin), bool(strict), sc["coef"], sc["keys"], sc["perm"], sc["fu"], sc["fv"],
             sc["low"], sc["q_viol"], sc["q_loss"])
         return sc["coef"], int(sc["q_viol"].sum()), float(sc["q_loss"].sum()), sc["q_viol"], sc["q_loss"]
+
+    def pair_sums(self, scores, values, margin=1.0):
+        """Per row k, over the pairs violated at ``margin`` by ``scores``
+        (s_j + margin > s_i for the pair (i, j), y_i > y_j): (cp, sp, cm, sm)
+        = the count and the sum of ``values`` of k's lower partners j, the
+        count and the sum of ``values`` of its higher partners i. Float
+        arrays owned by this object, valid until the next call; O(n log n),
+        no pair is materialised."""
+        n, Q = self.n_rows, self.n_queries
+        if self._scratch is None or "cp" not in self._scratch:
+            L = self.lptr[-1]
+            self._scratch = dict(self._scratch or {}, sums_keys=np.empty(n), sums_perm=np.empty(n, np.int64),
+                                 sums_fu=np.zeros(L, np.int64), sums_fv=np.zeros(L, np.int64),
+                                 sums_low=np.zeros(L, np.int64), tu=np.zeros(L), tv=np.zeros(L), lowt=np.zeros(L),
+                                 cp=np.zeros(n), sp=np.zeros(n), cm=np.zeros(n), sm=np.zeros(n))
+        sc = self._scratch
+        run = K.pair_sums_parallel if n >= PARALLEL_MIN_NNZ // 4 and Q > 1 else K.pair_sums_serial
+        run(np.ascontiguousarray(scores, np.float64), np.ascontiguousarray(values, np.float64), self.lev,
+            self.order, self.qptr, self.lptr, float(margin), sc["sums_keys"], sc["sums_perm"], sc["sums_fu"],
+            sc["sums_fv"], sc["sums_low"], sc["tu"], sc["tv"], sc["lowt"], sc["cp"], sc["sp"], sc["cm"], sc["sm"])
+        return sc["cp"], sc["sp"], sc["cm"], sc["sm"]
 
     def misordered(self, scores):
         """int64[Q]: the pairs (y_i > y_j) of each query with s_i <= s_j."""

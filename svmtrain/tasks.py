@@ -6,7 +6,8 @@ A training run is a solver (``-s``) applied to a task (``-z``) with a loss
     -z c  classification       hinge, squared-hinge, log     labels; one-vs-rest for k > 2
     -z r  regression           epsilon-insensitive,          real targets; -p epsilon
                                squared-epsilon-insensitive
-    -z p  preference ranking   pairwise-hinge                labels are relevance, qid: groups
+    -z p  preference ranking   pairwise-hinge,               labels are relevance, qid: groups
+                               pairwise-squared-hinge
     -z o  one-class            one-class                     labels ignored
 
 (SVMlight's letters for c, r and p; o added.) :data:`SUPPORT` is the one
@@ -22,7 +23,7 @@ NAMES = {CLASSIFICATION: "classification", REGRESSION: "regression", RANKING: "r
 LOSSES = {
     CLASSIFICATION: ("hinge", "squared-hinge", "log"),
     REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive"),
-    RANKING: ("pairwise-hinge",),
+    RANKING: ("pairwise-hinge", "pairwise-squared-hinge"),
     ONE_CLASS: ("one-class",),
 }
 DEFAULT_LOSS = {task: losses[0] for task, losses in LOSSES.items()}
@@ -39,6 +40,7 @@ SUPPORT = {
              REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
     "pegasos": {CLASSIFICATION: ("hinge", "log"),
                 REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
+    "tron": {RANKING: ("pairwise-squared-hinge",)},
     "sbp": {CLASSIFICATION: ("hinge",)},
     # asset: every loss but the hinge through --inner dcd (dcd on the mapped features)
     "asset": {CLASSIFICATION: ("hinge", "squared-hinge"),
@@ -47,8 +49,13 @@ SUPPORT = {
 }
 
 
-def default_loss(task):
-    """The loss of ``task`` when --loss is not given (None for an unknown task)."""
+def default_loss(task, solver=None):
+    """The loss of ``task`` when --loss is not given: the task's first loss,
+    or, when ``solver`` trains the task but not with that loss, the
+    solver's first loss for it (None for an unknown task)."""
+    losses = SUPPORT.get(solver, {}).get(task, ())
+    if losses and DEFAULT_LOSS.get(task) not in losses:
+        return losses[0]
     return DEFAULT_LOSS.get(task)
 
 

@@ -34,3 +34,26 @@ def ndcg(scores, labels, qid, at=10):
         if ideal > 0:
             vals.append((g[by_s][:at] @ disc[:at][:len(by_s[:at])]) / ideal)
     return float(np.mean(vals)) if vals else 0.0
+
+
+def pair_sums(scores, values, qid, labels, margin=1.0):
+    """(cp, sp, cm, sm) of QueryGroups.pair_sums, pair by pair: per row, the
+    count and the sum of ``values`` of its lower / higher partners over the
+    pairs with s_j + margin > s_i."""
+    s, t = np.asarray(scores, np.float64), np.asarray(values, np.float64)
+    i, j = pairs(qid, labels)
+    act = s[j] + margin > s[i]
+    i, j = i[act], j[act]
+    n = len(s)
+    cp, sp, cm, sm = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    np.add.at(cp, i, 1.0)
+    np.add.at(sp, i, t[j])
+    np.add.at(cm, j, 1.0)
+    np.add.at(sm, j, t[i])
+    return cp, sp, cm, sm
+
+
+def squared_pair_objective(A, qid, labels, w, cost):
+    """1/2 |w|^2 + cost * sum over pairs of max(0, 1 - w.(x_i - x_j))^2, pair by pair (A dense)."""
+    i, j = pairs(qid, labels)
+    return 0.5 * w @ w + cost * float((np.maximum(0.0, 1.0 - (A[i] - A[j]) @ w) ** 2).sum())

@@ -338,3 +338,114 @@ def test_gen_synthetic_ranking_mode(tmp_path):
     assert sizes.min() < sizes.max()
     model = train(data, TrainParams(solver="ocas", task="p", C=10.0))
     assert ranking_summary(model.predict(data), data.labels, data.qid).pair_accuracy > 0.75
+
+
+# ---------------------------------------------------------------- -s tron (L2-loss RankSVM)
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_sums_equal_pair_enumeration(seed):
+    """QueryGroups.pair_sums (serial and parallel kernels) against the
+    pair-by-pair twin: ties at the margin, repeated scores, unsorted qids."""
+    from svmtrain.solvers import _ranking_kernels as KR
+    rng = np.random.default_rng(seed)
+    n = 300
+    qid = rng.integers(0, 9, n)
+    y = rng.integers(0, 4, n).astype(float)
+    s = np.round(rng.normal(size=n), 1)          # many ties, also at distance exactly 1
+    t = rng.normal(size=n)
+    g = QueryGroups.build(qid, y)
+    got = [a.copy() for a in g.pair_sums(s, t)]
+    for a, b in zip(got, N.pair_sums(s, t, qid, y)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    L = g.lptr[-1]
+    outs = []
+    for kernel in (KR.pair_sums_parallel, KR.pair_sums_serial):
+        out = [np.zeros(n) for _ in range(4)]
+        kernel(s, t, g.lev, g.order, g.qptr, g.lptr, 1.0, np.empty(n), np.empty(n, np.int64),
+               np.zeros(L, np.int64), np.zeros(L, np.int64), np.zeros(L, np.int64), np.zeros(L), np.zeros(L),
+               np.zeros(L), *out)
+        outs.append(out)
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_tron_minimizes_a_quadratic():
+    """The generic TRON on f = 1/2 w'Aw - b'w reaches A^-1 b."""
+    from svmtrain.solvers import tron
+    rng = np.random.default_rng(0)
+    M = rng.normal(size=(20, 20))
+    A = M @ M.T + np.eye(20)
+    b = rng.normal(size=20)
+
+    class Quadratic:
+        def fun(self, w):
+            return 0.5 * w @ A @ w - b @ w
+
+        def grad(self, w):
+            return A @ w - b
+
+        def hess_vec(self, v):
+            return A @ v
+
+    w = np.zeros(20)
+    f, it, cg, converged = tron.minimize(Quadratic(), w, 1e-6, 100)
+    w_star = np.linalg.solve(A, b)
+    assert converged and np.linalg.norm(A @ w - b) <= 1e-6 * np.linalg.norm(b)
+    assert f == pytest.approx(-0.5 * b @ w_star, rel=1e-10)
+
+
+@pytest.fixture(scope="module")
+def liblinear_squared_pairs():
+    """LIBLINEAR -s 2 (squared hinge, no bias) on the explicit pair differences, label +1."""
+    util = pytest.importorskip("liblinear.liblinearutil")
+    chunk, dense = synthetic(n=500, d=15, queries=30, seed=1)
+    i, j = N.pairs(chunk.qid, chunk.labels)
+    D = dense[i] - dense[j]
+    C = 20.0
+    cost = C / len(np.unique(chunk.qid))
+    reset_c_rand()
+    m = util.train([1] * len(D), [{k + 1: v for k, v in enumerate(row) if v} for row in D],
+                   f"-s 2 -c {cost!r} -e 1e-8 -q")
+    return chunk, dense, C, cost, np.array([m.w[k] for k in range(dense.shape[1])])
+
+
+@pytest.mark.parametrize("B", [-1.0, 1.0])
+def test_tron_ranking_reaches_liblinear_on_the_pair_file(liblinear_squared_pairs, B):
+    """-s tron --task p: the L2-loss pair objective of LIBLINEAR -s 2 on the
+    explicit pair file (to 1e-9 at -e 1e-6); its reported F is the pair-by-pair
+    objective of its w; -B's weight stays 0."""
+    chunk, dense, C, cost, w_ll = liblinear_squared_pairs
+    model = train(chunk, TrainParams(solver="tron", task="p", C=C, eps=1e-6, bias=B))
+    r = model.fit_results[0]
+    w = model.W[:dense.shape[1], 0]
+    ours = N.squared_pair_objective(dense, chunk.qid, chunk.labels, w, cost)
+    theirs = N.squared_pair_objective(dense, chunk.qid, chunk.labels, w_ll, cost)
+    assert r.converged and model.task == "p"
+    assert ours == pytest.approx(r.info["primal_C_form"], rel=1e-10)
+    assert theirs * (1 - 1e-12) <= ours <= theirs * (1 + 1e-9)
+    if B > 0:
+        assert model.W[-1, 0] == 0.0
+    # it ranks as well as the pairwise hinge
+    hinge = train(chunk, TrainParams(solver="ocas", task="p", C=C, eps=1e-4))
+    acc = ranking_summary(dense @ w, chunk.labels, chunk.qid).pair_accuracy
+    assert acc >= ranking_summary(dense @ hinge.W[:dense.shape[1], 0], chunk.labels, chunk.qid).pair_accuracy - 0.01
+
+
+def test_tron_ranking_command_lines(tmp_path):
+    """svm-train -s tron --task p (the loss defaults to tron's) writes a model
+    whose header names the loss; svm-predict prints the ranking lines; -s tron
+    refuses classification naming the solvers that train it."""
+    chunk, _ = synthetic(n=200, queries=10, seed=4)
+    data = tmp_path / "r.txt"
+    write_text(data, chunk)
+    model = tmp_path / "r.model"
+    r = CliRunner().invoke(train_main, ["-s", "tron", "--task", "p", "-c", "3", str(data), str(model)])
+    assert r.exit_code == 0, r.output
+    m = load_model(model)
+    assert m.task == "p" and dict(m.header).get("loss") == "pairwise-squared-hinge"
+    p = CliRunner().invoke(predict_main, [str(data), str(model), str(tmp_path / "out")])
+    assert p.exit_code == 0 and p.output.startswith("Pairwise accuracy = "), p.output
+    r = CliRunner().invoke(train_main, ["-s", "tron", str(data), str(model)])
+    assert r.exit_code == 2 and "-s tron does not train classification" in r.output, r.output
+    r = CliRunner().invoke(train_main, ["-s", "ocas", "--task", "p", "--loss", "pairwise-squared-hinge",
+                                        str(data), str(model)])
+    assert r.exit_code == 2 and "-s tron" in r.output, r.output

@@ -49,7 +49,8 @@ def test_supported_pairs_pass():
 def test_solvers_for_lists_in_table_order():
     assert tasks.solvers_for("c", "squared-hinge") == ["dcd", "asset"]
     assert tasks.solvers_for("o") == ["dcd", "asset"]
-    assert tasks.solvers_for("p") == ["ocas"]
+    assert tasks.solvers_for("p") == ["ocas", "tron"]
+    assert tasks.solvers_for("p", "pairwise-squared-hinge") == ["tron"]
 
 
 def test_one_class_nu_defaults_and_range():

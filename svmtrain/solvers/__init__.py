@@ -17,6 +17,7 @@ SOLVERS = {
     "ocas": "svmtrain.solvers.ocas",
     "sbp": "svmtrain.solvers.sbp",
     "asset": "svmtrain.solvers.asset",
+    "tron": "svmtrain.solvers.tron_ranking",     # trains ranking only (tasks.SUPPORT)
 }
 # solvers that train kernel models (-t, -g, -d, -r); the others are linear only
 KERNEL_SOLVERS = ("pegasos", "sbp", "asset")
