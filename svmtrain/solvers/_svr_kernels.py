@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from ._common import row_axpy, row_dot
-from ._dcd_kernels import CONVERGED, MAX_ITER, RUNNING, _shuffle
+from ._dcd_kernels import CONVERGED, MAX_ITER, PREFETCH, RUNNING, _prefetch, _prefetch_row, _shuffle
 
 # istate slots
 ACTIVE = 0          # index[:active] are active
@@ -60,6 +60,16 @@ def svr_run(indptr, indices, values, B, y, beta, QD, upper, lam, p, eps, max_ite
         _shuffle(index, active, rstate)
         s = 0
         while s < active:
+            # the rows ahead in the visiting order: their indptr and state
+            # entries, then their data (hints only, as in _dcd_kernels.dcd_run)
+            if s + 2 * PREFETCH < active:
+                j = index[s + 2 * PREFETCH]
+                _prefetch(indptr, j)
+                _prefetch(beta, j)
+                _prefetch(y, j)
+                _prefetch(QD, j)
+            if s + PREFETCH < active:
+                _prefetch_row(indptr, indices, values, index[s + PREFETCH])
             i = index[s]
             G = row_dot(indptr, indices, values, i, w, B) - y[i] + lam * beta[i]
             H = QD[i]
