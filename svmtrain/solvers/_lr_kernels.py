@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from ._common import row_axpy, row_dot
-from ._dcd_kernels import CONVERGED, MAX_ITER, RUNNING, _shuffle
+from ._dcd_kernels import CONVERGED, MAX_ITER, PREFETCH, RUNNING, _prefetch, _prefetch_row, _shuffle
 
 MAX_INNER = 100         # Newton steps per one-variable problem
 SHRINK_Z = 0.1          # the paper's xi: a step that leaves (0, C) shrinks z instead
@@ -52,7 +52,18 @@ def lr_run(indptr, indices, values, B, y, alpha, upper, xsq, eps, inner_eps_min,
         _shuffle(index, n, rstate)
         newton_steps = 0
         gmax = 0.0
+        alpha_rows = alpha[:, 0]
         for s in range(n):
+            # the rows ahead in the visiting order (hints only, as in _dcd_kernels.dcd_run)
+            if s + 2 * PREFETCH < n:
+                j = index[s + 2 * PREFETCH]
+                _prefetch(indptr, j)
+                _prefetch(alpha_rows, j)
+                _prefetch(upper, j)
+                _prefetch(xsq, j)
+                _prefetch(y, j)
+            if s + PREFETCH < n:
+                _prefetch_row(indptr, indices, values, index[s + PREFETCH])
             i = index[s]
             C = upper[i]
             a = xsq[i]
