@@ -66,11 +66,12 @@ def _precompile(ctx, _param, value):
               help="Average the iterates of the last half of the run (pegasos, asset; default on).")
 @click.option("--task", type=click.Choice(list(TASKS)), default="c", show_default=True,
               help="c classification, r regression, p preference ranking, o one-class (SVMlight's -z; "
-              "p: -s ocas, relevance labels and qid; o: -s dcd, or -s asset --inner dcd for a kernel; "
+              "p: -s ocas or -s tron, relevance labels and qid; o: -s dcd, or -s asset --inner dcd for a kernel; "
               "labels ignored, --nu).")
 @click.option("--loss", type=click.Choice(ALL_LOSSES), metavar="LOSS",
               help="Classification: hinge (default), squared-hinge; regression: epsilon-insensitive (default), "
-              "squared-epsilon-insensitive; ranking: pairwise-hinge; one-class: one-class.")
+              "squared-epsilon-insensitive; ranking: pairwise-hinge (ocas), pairwise-squared-hinge (tron); "
+              "one-class: one-class.")
 @click.option("-p", "epsilon", type=float, help="Regression: width of the epsilon-insensitive tube (default 0.1).")
 @click.option("--rank-c", type=click.Choice(["svm_rank", "svmlight"]),
               help="Ranking: -c is svm_rank's C (pair cost C/number of queries; the default) or "
