@@ -65,9 +65,10 @@ class RankingData(ScoreData):
         return self.groups.misordered(scores).sum() * self.groups.n_queries / self.groups.n_pairs
 
 
-def check_call(X, y, class_cost, monitor):
+def check_call(X, y, n_features, class_cost, monitor):
     """ParameterError for what no ranking solver takes (-w, --trace,
-    --stream); ValueError unless y has a label per row. Returns y as float64."""
+    --stream); ValueError unless y has a label per row and every feature
+    index is below ``n_features``. Returns y as float64."""
     if tuple(class_cost) != (1.0, 1.0):
         raise ParameterError("-w (class weights) applies to classification, not ranking")
     if monitor is not None:
@@ -77,17 +78,17 @@ def check_call(X, y, class_cost, monitor):
     y = np.ascontiguousarray(y, np.float64)
     if len(y) != X.n_rows:
         raise ValueError("y and X have different numbers of rows")
+    if X.nnz and int(X.indices.max()) >= n_features:
+        raise ValueError("feature index beyond n_features")
     return y
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
     """Train a linear ranking function on relevance labels ``y`` and the
     queries ``X.qid`` (a Chunk in memory); see the module doc."""
-    y = check_call(X, y, class_cost, monitor)
+    y = check_call(X, y, n_features, class_cost, monitor)
     check_params(params, class_cost)
     t0 = time.perf_counter()
-    if X.nnz and int(X.indices.max()) >= n_features:
-        raise ValueError("feature index beyond n_features")
     groups = QueryGroups.build(X.qid, y)
     Q = groups.n_queries
     dim = n_features + 1

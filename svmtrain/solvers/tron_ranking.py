@@ -31,9 +31,9 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..ranking import QueryGroups
+from . import _ocas_kernels as KO
 from . import tron
 from ._common import margins
-from . import _ocas_kernels as KO
 from .base import FitResult, finish_w
 from .ocas import _threads_for
 from .ocas_ranking import check_call, pair_cost
@@ -90,7 +90,7 @@ class PairwiseSquaredHinge:
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
     """Train a linear ranking function on relevance labels ``y`` and the
     queries ``X.qid`` (a Chunk in memory); see the module doc."""
-    y = check_call(X, y, class_cost, monitor)
+    y = check_call(X, y, n_features, class_cost, monitor)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     if not eps > 0:
