@@ -1,8 +1,23 @@
 """Atomic file replacement: a reader of PATH sees the old file or the new one, never a mix."""
 import contextlib
 import os
+import signal
 import stat
 import tempfile
+
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _block_stop_signals():
+    """Hold SIGINT/SIGTERM back (POSIX; returns the old mask, or None elsewhere)."""
+    if hasattr(signal, "pthread_sigmask"):
+        return signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    return None
+
+
+def _restore_signals(mask):
+    if mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 @contextlib.contextmanager
@@ -28,9 +43,20 @@ def atomic_write(path, mode="w"):
             raise _naming(e, path, None) from e
         return
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    # Ctrl-C between the temporary file's creation and the try below would
+    # leave it behind: the stop signals wait until the try that removes it
+    mask = _block_stop_signals()
     try:
-        with os.fdopen(fd, mode) as f:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    except BaseException:
+        _restore_signals(mask)
+        raise
+    try:
+        try:
+            f = os.fdopen(fd, mode)
+        finally:
+            _restore_signals(mask)      # a signal held back is raised here, inside the try
+        with f:
             yield f
             f.flush()
             os.fsync(f.fileno())
