@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
 .PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache \
-	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
+	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-sklearn experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
 	readme-tour
 
 $(BIN)/python:
@@ -76,6 +76,10 @@ bench-tasks: install
 bench-ranking: install
 	$(BIN)/python scripts/bench_ranking.py
 	$(BIN)/python scripts/bench_ranking.py --vs-liblinear --features 5000
+
+bench-sklearn: install
+	$(PIP) install -q 'scikit-learn>=1.6'
+	$(BIN)/python scripts/bench_sklearn.py
 
 bench-grid: install
 	$(BIN)/python scripts/bench_grid.py --log2c=-5,15,4 --log2g=3,-15,-4

@@ -4,6 +4,9 @@ Public API (imported lazily so that ``import svmtrain`` stays cheap)::
 
     model = svmtrain.train("data/a9a.xz", solver="pegasos", lam=1e-4)
     labels = svmtrain.predict("data/a9a.t.xz", model)
+    model = svmtrain.train(X, y, C=1.0)              # X: NumPy array or SciPy sparse matrix
+    labels = svmtrain.predict(X_test, model)
+    from svmtrain.sklearn import SVMClassifier      # scikit-learn estimators (optional extra)
     svmtrain.save_model(model, "a9a.model"); svmtrain.load_model("a9a.model")
     X = svmtrain.read_libsvm("data/a9a.xz")      # a Chunk of CSR arrays
 """
@@ -18,25 +21,36 @@ __version__ = "0.1.0"
 __all__ = ["train", "predict", "read_libsvm", "iter_chunks", "load_model", "save_model", "TrainParams"]
 
 
-def train(data, params=None, monitor=None, **options):
-    """Train on ``data`` (a path or a Chunk); ``options`` are TrainParams fields.
+def train(data, y=None, params=None, monitor=None, qid=None, **options):
+    """Train on ``data``: a path, a Chunk, or a NumPy array / SciPy sparse
+    matrix of rows with their labels or targets ``y`` (and ``qid`` for
+    ranking); ``options`` are TrainParams fields.
 
     Returns a model that predicts the original labels. ``monitor``: e.g. a
     :class:`svmtrain.trace.Trace`, which collects the ``--trace`` rows.
     """
+    from .arrays import as_chunk, is_matrix
     from .params import TrainParams
     from .training import train as _train
     if params is None:
         params = TrainParams(**options)
     elif options:
         raise TypeError("give either params or keyword options, not both")
+    if is_matrix(data):
+        if y is None:
+            raise TypeError("train(X, y): an array or matrix X needs its labels y")
+        return _train(as_chunk(data, y, qid), params, monitor=monitor, n_features=data.shape[1])
+    if y is not None:
+        raise TypeError("y goes with an array or matrix X; a file or Chunk carries its labels")
     return _train(data, params, monitor=monitor)
 
 
 def predict(data, model):
-    """Predicted labels (float64 array) of ``data`` (a path or a Chunk)."""
-    from .predict import predict as _predict
-    return _predict(data, model)
+    """Predicted labels (float64 array) of ``data`` (a path, a Chunk, or a
+    NumPy array / SciPy sparse matrix of rows)."""
+    from .arrays import as_chunk, is_matrix
+    from .prediction import predict as _predict
+    return _predict(as_chunk(data) if is_matrix(data) else data, model)
 
 
 def __getattr__(name):

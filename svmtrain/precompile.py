@@ -86,7 +86,7 @@ def _score(model, chunk, tmp):
     """Score ``chunk`` as svm-predict does, with the model itself and with
     each model file format it can be written in, read back."""
     from .io.model_io import load_model, save_model
-    from .predict import predict_stream
+    from .prediction import predict_stream
     predict_stream([chunk], model, io.StringIO(), decision_values=True)
     if getattr(model, "logistic", False):
         predict_stream([chunk], model, io.StringIO(), probabilities=True)

@@ -178,5 +178,5 @@ def _num(v):
 
 
 def _label(x):
-    from .predict import format_label
+    from .prediction import format_label
     return format_label(x)

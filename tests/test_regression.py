@@ -14,7 +14,7 @@ from svmtrain.data.dataset import Chunk
 from svmtrain.io.liblinear_format import read_liblinear_model, write_liblinear_model
 from svmtrain.io.model_io import load_model, save_model
 from svmtrain.params import TrainParams
-from svmtrain.predict import regression_summary
+from svmtrain.prediction import regression_summary
 from svmtrain.training import train
 
 LOSSES = ["epsilon-insensitive", "squared-epsilon-insensitive"]

@@ -69,7 +69,7 @@ def _run(test_file, model_file, output_file, decision_values, chunk_size, quiet,
     from ..io.atomic import atomic_write, same_file
     from ..io.model_io import load_model
     from ..io.reader import iter_chunks
-    from ..predict import predict_stream
+    from ..prediction import predict_stream
 
     if chunk_size is not None and chunk_size <= 0:
         raise ParameterError(f"--chunk-size must be > 0 (got {chunk_size})")

@@ -366,7 +366,7 @@ def _cross_validation_lines(data, params, folds, source):
     squared correlation."""
     import numpy as np
 
-    from ..predict import regression_summary
+    from ..prediction import regression_summary
     from ..training import cross_val_predict
     pred = cross_val_predict(data, params, folds, source=source)
     if params.task == "r":

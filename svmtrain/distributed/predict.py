@@ -13,7 +13,7 @@ import io
 import os
 
 from ..errors import ParameterError
-from ..predict import PredictionSummary, RegressionSummary, predict_stream
+from ..prediction import PredictionSummary, RegressionSummary, predict_stream
 from .partitions import output_name, renamed
 
 

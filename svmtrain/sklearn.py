@@ -1,0 +1,306 @@
+"""scikit-learn estimators over svmtrain's solvers (optional: ``pip install 'svmtrain[sklearn]'``).
+
+One estimator per task, the solver a parameter (as ``SGDClassifier``
+takes its loss): :class:`SVMClassifier` (every solver, linear and kernel),
+:class:`SVMRegressor` (``--task r``), :class:`SVMOneClass` (``--task o``)
+and :class:`SVMRanker` (``--task p``; ``fit(X, y, qid=...)``). They take
+NumPy arrays and SciPy sparse matrices (CSR without a copy where the
+dtypes allow, see :mod:`svmtrain.arrays`), work in ``Pipeline`` and
+``GridSearchCV``, pickle, and ``save(path)`` / ``load(path)`` the
+portable model file that ``svm-predict`` reads.
+
+Parameters map to the command line's: ``C`` (-c), ``loss`` (--loss),
+``kernel`` (-t: "linear", "poly", "rbf", "sigmoid"), ``gamma`` (-g; None
+is 1/n_features), ``degree`` (-d), ``coef0`` (-r), ``tol`` (-e; None is
+the solver's default), ``max_iter`` (--max-iter), ``bias`` (-B; the
+intercept's constant feature, regularised as LIBLINEAR's, < 0 for none;
+dcd, ocas and pegasos only: the kernel solvers learn their own bias),
+``class_weight`` (-w: a dict label -> weight), ``probability`` (-b 1),
+``random_state`` (--seed), ``epsilon`` (-p), ``nu`` (--nu); ``options`` is
+a dict of any other TrainParams field (e.g. {"epochs": 10}).
+"""
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .arrays import as_chunk
+from .params import TrainParams
+from .training import train as _train
+
+KERNELS = {"linear": None, "poly": 1, "rbf": 2, "sigmoid": 3}
+# solvers whose intercept is LIBLINEAR's constant feature (-B); the kernel
+# solvers learn an unregularised bias of their own and ignore ``bias``
+LINEAR_BIAS = ("dcd", "ocas", "pegasos")
+
+# scikit-learn checks that fail for a sound reason (check name -> reason), per estimator class
+EXPECTED_FAILED_CHECKS = {
+    "SVMOneClass": {
+        "check_outliers_train": "a row scored exactly 0 is an outlier (-1), as in LIBSVM and svm-predict; "
+                                "scikit-learn's check counts it as an inlier",
+    },
+}
+# ... and per solver, where a solver lacks what a check exercises
+SOLVER_FAILED_CHECKS = {
+    "sbp": {"check_class_weight_classifiers": "-s sbp takes no class weights (solver='asset' does)"},
+}
+
+
+def expected_failed_checks(estimator):
+    """The checks ``estimator`` is expected to fail, with the reasons (the
+    form of ``check_estimator(expected_failed_checks=...)``)."""
+    out = dict(EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {}))
+    if isinstance(estimator, SVMClassifier):
+        out.update(SOLVER_FAILED_CHECKS.get(estimator.solver, {}))
+    return out
+
+
+class _SVMBase(BaseEstimator):
+    """What the estimators share: parameters -> TrainParams, array input, the model."""
+
+    _task = "c"
+
+    def __init__(self, solver="dcd", C=1.0, loss=None, kernel="linear", gamma=None, degree=3, coef0=0.0,
+                 tol=None, max_iter=None, bias=1.0, random_state=0, options=None):
+        self.solver = solver
+        self.C = C
+        self.loss = loss
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.bias = bias
+        self.random_state = random_state
+        self.options = options
+
+    def _params(self, **extra):
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {', '.join(KERNELS)} (got {self.kernel!r})")
+        seed = self.random_state
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            raise ValueError("random_state must be an int or None (svmtrain's --seed)")
+        fields = dict(solver=self.solver, C=None if self.C is None else float(self.C), loss=self.loss, task=self._task,
+                      kernel_type=KERNELS[self.kernel], gamma=self.gamma,
+                      degree=None if self.kernel != "poly" else int(self.degree),
+                      coef0=None if self.kernel in ("linear", "rbf") else float(self.coef0),
+                      eps=self.tol, max_iter=self.max_iter, seed=0 if seed is None else int(seed))
+        if self.solver in LINEAR_BIAS and self.kernel == "linear":
+            fields["bias"] = float(self.bias)
+        fields.update(extra)
+        fields.update(self.options or {})
+        return TrainParams(**fields)
+
+    def _fit_chunk(self, chunk, n_features, **extra):
+        self.model_ = _train(chunk, self._params(**extra), n_features=n_features)
+        results = getattr(self.model_, "fit_results", None) or []
+        self.n_iter_ = max([int(r.n_iter) for r in results] + [1])
+        return self
+
+    def _chunk(self, X):
+        check_is_fitted(self, "model_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return as_chunk(X)
+
+    def _scores(self, X):
+        chunk = self._chunk(X)                  # NotFittedError before fit
+        return self.model_.decision_function(chunk)
+
+    def save(self, path):
+        """Write the model file that ``svm-predict`` reads (svmtrain's format),
+        with the original labels (ValueError for labels that are not numbers)."""
+        import copy
+        from .io.model_io import save_model
+        check_is_fitted(self, "model_")
+        model = self.model_
+        if hasattr(self, "classes_"):
+            try:
+                labels = np.asarray(self.classes_, np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("model files hold numeric labels; these classes are not numbers") from None
+            model = copy.copy(model)
+            model.labels = labels[self.model_.labels.astype(np.int64)]
+        save_model(model, path)
+
+    @property
+    def _linear(self):
+        return hasattr(self.model_, "W")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class SVMClassifier(ClassifierMixin, _SVMBase):
+    """Classification by any svmtrain solver (see the module doc); one-vs-rest
+    for more than two classes (LIBLINEAR's and svmtrain's), so
+    ``decision_function`` has one column per class, or one for two classes
+    (positive for ``classes_[1]``)."""
+
+    def __init__(self, solver="dcd", C=1.0, loss=None, kernel="linear", gamma=None, degree=3, coef0=0.0,
+                 tol=None, max_iter=None, bias=1.0, class_weight=None, probability=False, random_state=0,
+                 options=None):
+        super().__init__(solver=solver, C=C, loss=loss, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                         tol=tol, max_iter=max_iter, bias=bias, random_state=random_state, options=options)
+        self.class_weight = class_weight
+        self.probability = probability
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in the data; got 1 class")
+        weights = {}
+        for label, w in (self.class_weight or {}).items():
+            hit = np.flatnonzero(self.classes_ == label)
+            if len(hit) == 0:
+                raise ValueError(f"class_weight names label {label!r}, not in the training data")
+            weights[float(hit[0])] = float(w)
+        return self._fit_chunk(as_chunk(X, codes.astype(np.float64)), X.shape[1], class_weights=weights,
+                               probability=bool(self.probability))
+
+    def _columns(self, scores):
+        """Scores in classes_ order (binary: one column, positive for classes_[1])."""
+        labels = self.model_.labels.astype(np.int64)
+        if scores.shape[1] == 1:
+            return scores[:, 0] if labels[0] == 1 else -scores[:, 0]
+        out = np.empty_like(scores)
+        out[:, labels] = scores
+        return out
+
+    def decision_function(self, X):
+        """The scores: (n,) for two classes (> 0: classes_[1]), else (n, n_classes)."""
+        return self._columns(self._scores(X))
+
+    def predict(self, X):
+        scores = self._scores(X)
+        return self.classes_[self.model_.predict_from_scores(scores).astype(np.int64)]
+
+    def _has_proba(self):
+        return self.probability or self.loss == "log"
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Each class's probability, in classes_ order (Platt's sigmoids, or the
+        logistic model's own)."""
+        p = self.model_.probabilities(self._scores(X))
+        out = np.empty_like(p)
+        out[:, self.model_.labels.astype(np.int64)] = p
+        return out
+
+    @property
+    def coef_(self):
+        """Linear models: the weights, (1, n_features) for two classes (toward classes_[1])."""
+        check_is_fitted(self, "model_")
+        if not self._linear:
+            raise AttributeError("coef_ exists for linear models only (kernel='linear')")
+        W = self.model_.W[:self.n_features_in_].T
+        return self._oriented(W)
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "model_")
+        if not self._linear:
+            raise AttributeError("intercept_ exists for linear models only (kernel='linear')")
+        m = self.model_
+        b = (m.W[-1] * m.bias if m.bias >= 0 else np.zeros(m.W.shape[1])) + np.asarray(m.b, np.float64)
+        return self._oriented(b[:, None])[:, 0]
+
+    def _oriented(self, rows):
+        labels = self.model_.labels.astype(np.int64)
+        if rows.shape[0] == 1:
+            return rows if labels[0] == 1 else -rows
+        out = np.empty_like(rows)
+        out[labels] = rows
+        return out
+
+
+class SVMRegressor(RegressorMixin, _SVMBase):
+    """Support vector regression (``--task r``; dcd, ocas, pegasos, asset ``--inner dcd``)."""
+
+    _task = "r"
+
+    def __init__(self, solver="dcd", C=1.0, epsilon=0.1, loss=None, kernel="linear", gamma=None, degree=3,
+                 coef0=0.0, tol=None, max_iter=None, bias=1.0, random_state=0, options=None):
+        super().__init__(solver=solver, C=C, loss=loss, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                         tol=tol, max_iter=max_iter, bias=bias, random_state=random_state, options=options)
+        self.epsilon = epsilon
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
+        return self._fit_chunk(as_chunk(X, y), X.shape[1], epsilon=float(self.epsilon))
+
+    def predict(self, X):
+        return self._scores(X)[:, 0].copy()
+
+
+class SVMOneClass(OutlierMixin, _SVMBase):
+    """The one-class SVM (``--task o``; dcd, asset ``--inner dcd``): +1 inside, -1 outside."""
+
+    _task = "o"
+
+    def __init__(self, solver="dcd", nu=0.5, kernel="linear", gamma=None, degree=3, coef0=0.0, tol=None,
+                 max_iter=None, random_state=0, options=None):
+        super().__init__(solver=solver, C=None, loss=None, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                         tol=tol, max_iter=max_iter, bias=-1.0, random_state=random_state, options=options)
+        self.nu = nu
+
+    def fit(self, X, y=None):
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        self.offset_ = 0.0           # decision_function = score_samples - offset_ (scikit-learn's convention)
+        return self._fit_chunk(as_chunk(X), X.shape[1], nu=float(self.nu), C=None)
+
+    def score_samples(self, X):
+        """The model's score w.x - rho (> 0 inside)."""
+        return self._scores(X)[:, 0].copy()
+
+    def decision_function(self, X):
+        """> 0 inside, < 0 outside."""
+        return self.score_samples(X) - self.offset_
+
+    def predict(self, X):
+        return np.where(self.decision_function(X) > 0, 1, -1)
+
+
+class SVMRanker(_SVMBase):
+    """Pairwise ranking (``--task p``; ocas, or tron for the squared pairwise
+    hinge): ``fit(X, y, qid)`` with relevance labels y and query ids;
+    ``predict`` returns scores; ``score`` the pair accuracy."""
+
+    _task = "p"
+
+    def __init__(self, solver="ocas", C=1.0, loss=None, tol=None, max_iter=None, random_state=0, options=None):
+        super().__init__(solver=solver, C=C, loss=loss, kernel="linear", tol=tol, max_iter=max_iter, bias=-1.0,
+                         random_state=random_state, options=options)
+
+    def fit(self, X, y, qid):
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
+        return self._fit_chunk(as_chunk(X, y, qid), X.shape[1])
+
+    def predict(self, X):
+        """The ranking score of each row (compare within a query)."""
+        return self._scores(X)[:, 0].copy()
+
+    def score(self, X, y, qid):
+        """The fraction of pairs (y_i > y_j, same query) ordered correctly."""
+        from .ranking import ranking_summary
+        return ranking_summary(self.predict(X), np.asarray(y, np.float64), np.asarray(qid)).pair_accuracy
+
+
+def load(path):
+    """The estimator for a model file written by ``save`` or by ``svm-train``
+    (its task decides the class); ready to predict."""
+    from .io.model_io import load_model
+    model = load_model(path)
+    task = getattr(model, "task", "c")
+    est = {"c": SVMClassifier, "r": SVMRegressor, "o": SVMOneClass, "p": SVMRanker}[task]()
+    est.model_ = model
+    est.n_features_in_ = int(model.n_features)
+    if task == "c":
+        est.classes_ = np.asarray(model.labels)
+        model.labels = np.arange(len(model.labels), dtype=np.float64)
+    return est

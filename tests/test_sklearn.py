@@ -1,0 +1,123 @@
+"""svmtrain.sklearn: scikit-learn's estimator checks, arrays in svmtrain.train,
+and models that go between Python and svm-predict."""
+import lzma
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("sklearn")
+
+import scipy.sparse as sp  # noqa: E402
+from sklearn.datasets import load_svmlight_file  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import MaxAbsScaler  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+import svmtrain  # noqa: E402
+from conftest import bundled  # noqa: E402
+from svmtrain.cli.predict import main as predict_main  # noqa: E402
+from svmtrain.cli.train import main as train_main  # noqa: E402
+from svmtrain.io.reader import read_libsvm  # noqa: E402
+from svmtrain.sklearn import (SVMClassifier, SVMOneClass, SVMRanker, SVMRegressor,  # noqa: E402
+                              expected_failed_checks, load)
+
+
+@parametrize_with_checks([SVMClassifier(), SVMClassifier(solver="ocas"),
+                          SVMClassifier(solver="sbp", kernel="rbf", options={"epochs": 5}),
+                          SVMRegressor(), SVMOneClass()], expected_failed_checks=expected_failed_checks)
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def a9a_arrays(tmp_path_factory):
+    """a9a and a9a.t as scikit-learn reads them (CSR, float64), 123 features."""
+    root = tmp_path_factory.mktemp("a9a")
+    paths = []
+    for name in ("a9a.xz", "a9a.t.xz"):
+        p = root / name[:-3]
+        p.write_bytes(lzma.decompress(bundled(name).read_bytes()))
+        paths.append(p)
+    X, y = load_svmlight_file(str(paths[0]), n_features=123)
+    T, t = load_svmlight_file(str(paths[1]), n_features=123)
+    return X, y, T, t, paths
+
+
+def test_train_takes_a_scipy_matrix_and_a_numpy_array(a9a_arrays):
+    """svmtrain.train(X, y) on scikit-learn's CSR (no copy of its data) and on
+    the dense array: the model of the file, weight for weight."""
+    X, y, T, t, paths = a9a_arrays
+    from_file = svmtrain.train(str(paths[0]), C=1.0)
+    from_csr = svmtrain.train(X, y, C=1.0)
+    from_dense = svmtrain.train(X[:2000].toarray(), y[:2000], C=1.0)
+    np.testing.assert_array_equal(from_csr.W, from_file.W)
+    assert from_dense.W.shape == from_file.W.shape
+    np.testing.assert_array_equal(svmtrain.predict(T, from_csr), svmtrain.predict(str(paths[1]), from_file))
+    with pytest.raises(TypeError, match="needs its labels"):
+        svmtrain.train(X)
+
+
+def test_python_model_read_by_svm_predict(a9a_arrays, tmp_path):
+    """Fitted in Python, saved, read by svm-predict: the same labels (a9a.t);
+    accuracy as LIBLINEAR's hinge SVM (> 84.5 %). And back: an svm-train model
+    loaded as an estimator predicts what svm-predict prints."""
+    X, y, T, t, paths = a9a_arrays
+    est = SVMClassifier(C=1.0).fit(X, y)
+    assert est.score(T, t) > 0.845
+    model = tmp_path / "py.model"
+    est.save(model)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(predict_main, [str(paths[1]), str(model), str(out)])
+    assert r.exit_code == 0, r.output
+    np.testing.assert_array_equal(np.loadtxt(out), est.predict(T))
+    cli_model = tmp_path / "cli.model"
+    r = CliRunner().invoke(train_main, ["-q", "-s", "ocas", str(paths[0]), str(cli_model)])
+    assert r.exit_code == 0, r.output
+    CliRunner().invoke(predict_main, [str(paths[1]), str(cli_model), str(out)])
+    np.testing.assert_array_equal(load(cli_model).predict(T), np.loadtxt(out))
+
+
+def test_linear_attributes_and_probabilities(a9a_arrays):
+    """coef_/intercept_ reproduce decision_function; -b 1 probabilities sum
+    to 1 and agree with the predictions; string labels work."""
+    X, y, T, t, _ = a9a_arrays
+    names = np.where(y > 0, "rich", "other")
+    est = SVMClassifier(C=1.0, probability=True).fit(X[:5000], names[:5000])
+    assert list(est.classes_) == ["other", "rich"]
+    dec = est.decision_function(T)
+    np.testing.assert_allclose(dec, T @ est.coef_[0] + est.intercept_[0], rtol=1e-10, atol=1e-10)
+    assert np.all(est.predict(T) == np.where(dec > 0, "rich", "other"))
+    p = est.predict_proba(T)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    assert np.mean(est.classes_[p.argmax(axis=1)] == est.predict(T)) > 0.99
+    assert not hasattr(SVMClassifier(), "predict_proba")
+    assert hasattr(SVMClassifier(loss="log"), "predict_proba")
+
+
+def test_grid_search_and_pipeline(a9a_arrays):
+    """GridSearchCV over C in a Pipeline with a scaler: the best held-out accuracy
+    is LIBLINEAR-like (> 84.5 % on a9a.t)."""
+    X, y, T, t, _ = a9a_arrays
+    search = GridSearchCV(make_pipeline(MaxAbsScaler(), SVMClassifier()),
+                          {"svmclassifier__C": [0.03, 0.3, 3.0]}, cv=3)
+    search.fit(X[:10000], y[:10000])
+    assert search.best_params_["svmclassifier__C"] in (0.03, 0.3, 3.0)
+    assert search.score(T, t) > 0.845
+
+
+def test_ranker_and_regressor():
+    """SVMRanker on queries of a hidden linear score, both ranking solvers;
+    SVMRegressor recovers a linear target."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 8))
+    w = rng.normal(size=8)
+    qid = np.repeat(np.arange(30), 20)
+    rel = np.digitize(X @ w + 0.3 * rng.normal(size=600), [-1.0, 0.0, 1.0]).astype(float)
+    for solver in ("ocas", "tron"):
+        ranker = SVMRanker(solver=solver, C=10.0).fit(X, rel, qid)
+        assert ranker.score(X, rel, qid) > 0.85
+    y = X @ w + 2.0
+    reg = SVMRegressor(C=10.0, epsilon=0.01, tol=1e-4).fit(sp.csr_matrix(X), y)
+    assert reg.score(X, y) > 0.99
