@@ -1,5 +1,5 @@
 """Prediction: stream a data file through a model, write labels, count accuracy."""
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -56,8 +56,8 @@ class RegressionSummary:
 
     def merge(self, other):
         """Add the sums of ``other`` (another part of the same predictions)."""
-        for name in ("total", "sq_err", "sum_p", "sum_y", "sum_pp", "sum_yy", "sum_py"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
     @property
     def mse(self):

@@ -167,21 +167,26 @@ def test_svm_predict_on_a_tiny_file_by_hand(tmp_path):
 
 
 # ---------------------------------------------------------------- training
-@pytest.fixture(scope="module")
-def liblinear_pairs():
-    """LIBLINEAR -s 3 (hinge, no bias) on the explicit pair differences, label +1."""
+def liblinear_on_pairs(flags):
+    """LIBLINEAR (``flags``: its solver and tolerance, no bias) on the explicit
+    pair differences (label +1) of a 30-query synthetic set at C = 20:
+    (chunk, dense rows, C, pair cost, LIBLINEAR's w)."""
     util = pytest.importorskip("liblinear.liblinearutil")
     chunk, dense = synthetic(n=500, d=15, queries=30, seed=1)
     i, j = N.pairs(chunk.qid, chunk.labels)
     D = dense[i] - dense[j]
-    Q = len(np.unique(chunk.qid))
     C = 20.0
-    cost = C / Q
+    cost = C / len(np.unique(chunk.qid))
     reset_c_rand()
     m = util.train([1] * len(D), [{k + 1: v for k, v in enumerate(row) if v} for row in D],
-                   f"-s 3 -c {cost!r} -e 1e-7 -q")
-    w_ll = np.array([m.w[k] for k in range(dense.shape[1])])
-    return chunk, dense, C, cost, w_ll
+                   f"{flags} -c {cost!r} -q")
+    return chunk, dense, C, cost, np.array([m.w[k] for k in range(dense.shape[1])])
+
+
+@pytest.fixture(scope="module")
+def liblinear_pairs():
+    """LIBLINEAR -s 3 (hinge) on the pair differences."""
+    return liblinear_on_pairs("-s 3 -e 1e-7")
 
 
 @pytest.mark.parametrize("method", ["ocas", "cp"])
@@ -395,17 +400,8 @@ def test_tron_minimizes_a_quadratic():
 
 @pytest.fixture(scope="module")
 def liblinear_squared_pairs():
-    """LIBLINEAR -s 2 (squared hinge, no bias) on the explicit pair differences, label +1."""
-    util = pytest.importorskip("liblinear.liblinearutil")
-    chunk, dense = synthetic(n=500, d=15, queries=30, seed=1)
-    i, j = N.pairs(chunk.qid, chunk.labels)
-    D = dense[i] - dense[j]
-    C = 20.0
-    cost = C / len(np.unique(chunk.qid))
-    reset_c_rand()
-    m = util.train([1] * len(D), [{k + 1: v for k, v in enumerate(row) if v} for row in D],
-                   f"-s 2 -c {cost!r} -e 1e-8 -q")
-    return chunk, dense, C, cost, np.array([m.w[k] for k in range(dense.shape[1])])
+    """LIBLINEAR -s 2 (squared hinge) on the pair differences."""
+    return liblinear_on_pairs("-s 2 -e 1e-8")
 
 
 @pytest.mark.parametrize("B", [-1.0, 1.0])
