@@ -21,10 +21,13 @@ __version__ = "0.1.0"
 __all__ = ["train", "predict", "read_libsvm", "iter_chunks", "load_model", "save_model", "TrainParams"]
 
 
-def train(data, y=None, params=None, monitor=None, qid=None, **options):
+def train(data, y=None, params=None, monitor=None, qid=None, sample_weight=None, **options):
     """Train on ``data``: a path, a Chunk, or a NumPy array / SciPy sparse
     matrix of rows with their labels or targets ``y`` (and ``qid`` for
-    ranking); ``options`` are TrainParams fields.
+    ranking); ``options`` are TrainParams fields. ``sample_weight``: a
+    weight >= 0 per row of an array or matrix, multiplying its loss (its C)
+    where the solver takes them (``svmtrain.tasks.SAMPLE_WEIGHTS``: dcd
+    with the hinges, pegasos).
 
     Returns a model that predicts the original labels. ``monitor``: e.g. a
     :class:`svmtrain.trace.Trace`, which collects the ``--trace`` rows.
@@ -39,9 +42,9 @@ def train(data, y=None, params=None, monitor=None, qid=None, **options):
     if is_matrix(data):
         if y is None:
             raise TypeError("train(X, y): an array or matrix X needs its labels y")
-        return _train(as_chunk(data, y, qid), params, monitor=monitor, n_features=data.shape[1])
-    if y is not None:
-        raise TypeError("y goes with an array or matrix X; a file or Chunk carries its labels")
+        return _train(as_chunk(data, y, qid, sample_weight), params, monitor=monitor, n_features=data.shape[1])
+    if y is not None or sample_weight is not None:
+        raise TypeError("y and sample_weight go with an array or matrix X; a file or Chunk carries its labels")
     return _train(data, params, monitor=monitor)
 
 

@@ -15,10 +15,11 @@ def is_matrix(data):
     return isinstance(data, np.ndarray) or hasattr(data, "tocsr")
 
 
-def as_chunk(X, y=None, qid=None):
+def as_chunk(X, y=None, qid=None, sample_weight=None):
     """A Chunk over the rows of ``X`` (2-D array or SciPy sparse), with
-    labels/targets ``y`` (zeros when None) and query ids ``qid`` (zeros when
-    None). ValueError for non-finite values or a shape that is not 2-D."""
+    labels/targets ``y`` (zeros when None), query ids ``qid`` (zeros when
+    None) and row weights ``sample_weight`` (None: all 1). ValueError for
+    non-finite values, negative weights, weights all 0 or a shape that is not 2-D."""
     from .data.dataset import Chunk
     import scipy.sparse as sp
     if not hasattr(X, "tocsr"):
@@ -46,7 +47,12 @@ def as_chunk(X, y=None, qid=None):
     n = X.shape[0]
     labels = np.zeros(n) if y is None else np.ascontiguousarray(y, np.float64)
     q = np.zeros(n, np.int64) if qid is None else np.ascontiguousarray(qid, np.int64)
-    if len(labels) != n or len(q) != n:
-        raise ValueError(f"X has {n} rows but y or qid has another length")
+    weights = None if sample_weight is None else np.array(sample_weight, np.float64).reshape(-1)
+    if len(labels) != n or len(q) != n or (weights is not None and len(weights) != n):
+        raise ValueError(f"X has {n} rows but y, qid or sample_weight has another length")
+    if weights is not None and not np.all(np.isfinite(weights) & (weights >= 0)):
+        raise ValueError("sample_weight must be finite and >= 0")
+    if weights is not None and n and not np.any(weights):
+        raise ValueError("sample_weight is zero for every row: nothing to train on")
     return Chunk(labels=labels, indptr=indptr, indices=np.ascontiguousarray(indices, np.int32),
-                 values=np.ascontiguousarray(values, np.float64), qid=q)
+                 values=np.ascontiguousarray(values, np.float64), qid=q, weights=weights)

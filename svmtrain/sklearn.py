@@ -19,6 +19,8 @@ dcd, ocas and pegasos only: the kernel solvers learn their own bias),
 ``random_state`` (--seed), ``epsilon`` (-p), ``nu`` (--nu); ``options`` is
 a dict of any other TrainParams field (e.g. {"epochs": 10}).
 """
+from contextlib import contextmanager
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
@@ -26,6 +28,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .arrays import as_chunk
+from .errors import ParameterError
 from .params import TrainParams
 from .training import train as _train
 
@@ -44,16 +47,39 @@ EXPECTED_FAILED_CHECKS = {
 # ... and per solver, where a solver lacks what a check exercises
 SOLVER_FAILED_CHECKS = {
     "sbp": {"check_class_weight_classifiers": "-s sbp takes no class weights (solver='asset' does)"},
+    "pegasos": {"check_class_weight_classifiers": "pegasos draws rows in proportion to their weights; weights "
+                "1000 : 0.0001 divide its lambda by about 1000 and its O(1/(lambda T)) rate needs far more "
+                "than the default 30 epochs (tests/test_sample_weights.py checks weights 1 : 3)"},
 }
+SAMPLE_WEIGHT_EQUIVALENCE = ("weights equal repeated rows at the optimum only: dcd stops at tol (default 0.1), "
+                             "pegasos is stochastic (tests/test_sample_weights.py checks dcd at tol 1e-9)")
+UNEQUAL_WEIGHTS = "this solver, task and loss take equal (or 0/1) sample weights only: ValueError naming dcd, pegasos"
 
 
 def expected_failed_checks(estimator):
     """The checks ``estimator`` is expected to fail, with the reasons (the
     form of ``check_estimator(expected_failed_checks=...)``)."""
+    from .tasks import SAMPLE_WEIGHTS, default_loss
     out = dict(EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {}))
     if isinstance(estimator, SVMClassifier):
         out.update(SOLVER_FAILED_CHECKS.get(estimator.solver, {}))
+    if isinstance(estimator, (SVMClassifier, SVMRegressor)):
+        out["check_sample_weight_equivalence_on_dense_data"] = SAMPLE_WEIGHT_EQUIVALENCE
+        out["check_sample_weight_equivalence_on_sparse_data"] = SAMPLE_WEIGHT_EQUIVALENCE
+        task = estimator._task
+        loss = estimator.loss or default_loss(task, estimator.solver)
+        if estimator.kernel != "linear" or loss not in SAMPLE_WEIGHTS.get(estimator.solver, {}).get(task, ()):
+            out["check_sample_weights_not_overwritten"] = UNEQUAL_WEIGHTS
     return out
+
+
+@contextmanager
+def _value_errors():
+    """svmtrain's ParameterError raised as ValueError, scikit-learn's convention for bad parameters."""
+    try:
+        yield
+    except ParameterError as e:
+        raise ValueError(str(e)) from None
 
 
 class _SVMBase(BaseEstimator):
@@ -94,9 +120,27 @@ class _SVMBase(BaseEstimator):
         return TrainParams(**fields)
 
     def _fit_chunk(self, chunk, n_features, **extra):
-        self.model_ = _train(chunk, self._params(**extra), n_features=n_features)
+        self.__dict__.pop("_online_", None)         # partial_fit starts over after fit
+        with _value_errors():
+            self.model_ = _train(chunk, self._params(**extra), n_features=n_features)
         results = getattr(self.model_, "fit_results", None) or []
         self.n_iter_ = max([int(r.n_iter) for r in results] + [1])
+        return self
+
+    def _is_pegasos(self):
+        return self.solver == "pegasos" and self.kernel == "linear"
+
+    def _partial_fit_rows(self, X, problems, labels, sample_weight, **extra):
+        """One epoch of Pegasos steps on the rows of X for each binary problem
+        (``problems``: y per weight column; ``labels`` the model's), going on
+        from the previous call's run (:class:`svmtrain.online.OnlinePegasos`)."""
+        from .online import OnlinePegasos
+        chunk = as_chunk(X, problems[0], sample_weight=sample_weight)
+        if not hasattr(self, "_online_"):
+            with _value_errors():
+                self._online_ = OnlinePegasos(self._params(**extra), X.shape[1], len(problems), chunk)
+        self.model_ = self._online_.epoch(chunk, problems, labels)
+        self.n_iter_ = self._online_.steps
         return self
 
     def _chunk(self, X):
@@ -148,7 +192,10 @@ class SVMClassifier(ClassifierMixin, _SVMBase):
         self.class_weight = class_weight
         self.probability = probability
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Train on X, y; ``sample_weight`` (a weight >= 0 per row) where the
+        solver takes them (dcd with the hinges, pegasos), else ValueError;
+        weights that are all 0 or 1 select rows, for every solver."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -160,8 +207,42 @@ class SVMClassifier(ClassifierMixin, _SVMBase):
             if len(hit) == 0:
                 raise ValueError(f"class_weight names label {label!r}, not in the training data")
             weights[float(hit[0])] = float(w)
-        return self._fit_chunk(as_chunk(X, codes.astype(np.float64)), X.shape[1], class_weights=weights,
-                               probability=bool(self.probability))
+        return self._fit_chunk(as_chunk(X, codes.astype(np.float64), sample_weight=sample_weight), X.shape[1],
+                               class_weights=weights, probability=bool(self.probability))
+
+    @available_if(_SVMBase._is_pegasos)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One epoch of Pegasos steps (solver="pegasos", kernel="linear") on
+        X, y, going on from the previous call: steps of size 1/(lambda t)
+        with t counted over all calls, rows drawn i.i.d. (with probability
+        proportional to ``sample_weight`` when given), lambda = 1/(n C) with
+        n the rows of the first call (or options={"lam": ...}). ``classes``
+        (every class) is needed on the first call. The model is the last
+        iterate, or with options={"average": True} the average of every
+        iterate. ``fit`` starts over; so does the first partial_fit after it
+        (``classes`` may then be left out: fit's are used)."""
+        if self.class_weight:
+            raise ValueError("partial_fit takes no class weights; give sample_weight instead")
+        first = not hasattr(self, "_online_")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=first)
+        check_classification_targets(y)
+        if first:
+            if classes is None and not hasattr(self, "classes_"):
+                raise ValueError("classes must be passed on the first call to partial_fit")
+            self.classes_ = np.unique(self.classes_ if classes is None else classes)
+            if len(self.classes_) < 2:
+                raise ValueError("partial_fit needs at least 2 classes")
+        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError(f"classes {np.unique(classes)} differ from those of the first call, {self.classes_}")
+        codes = np.searchsorted(self.classes_, y)
+        if np.any(codes >= len(self.classes_)) or np.any(self.classes_[np.minimum(codes, len(self.classes_) - 1)] != y):
+            raise ValueError(f"y holds labels not in classes {self.classes_}")
+        k = len(self.classes_)
+        # binary: one column scoring classes_[1]; else one column per class (one-vs-rest)
+        positives = [1] if k == 2 else range(k)
+        problems = [np.where(codes == c, 1.0, -1.0) for c in positives]
+        labels = np.array([1.0, 0.0]) if k == 2 else np.arange(k, dtype=np.float64)
+        return self._partial_fit_rows(X, problems, labels, sample_weight, probability=bool(self.probability))
 
     def _columns(self, scores):
         """Scores in classes_ order (binary: one column, positive for classes_[1])."""
@@ -230,9 +311,18 @@ class SVMRegressor(RegressorMixin, _SVMBase):
                          tol=tol, max_iter=max_iter, bias=bias, random_state=random_state, options=options)
         self.epsilon = epsilon
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Train on X, y; ``sample_weight`` as :meth:`SVMClassifier.fit` (pegasos takes them)."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
-        return self._fit_chunk(as_chunk(X, y), X.shape[1], epsilon=float(self.epsilon))
+        return self._fit_chunk(as_chunk(X, y, sample_weight=sample_weight), X.shape[1], epsilon=float(self.epsilon))
+
+    @available_if(_SVMBase._is_pegasos)
+    def partial_fit(self, X, y, sample_weight=None):
+        """One epoch of Pegasos steps on X, y, going on from the previous
+        call (see :meth:`SVMClassifier.partial_fit`)."""
+        first = not hasattr(self, "_online_")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True, reset=first)
+        return self._partial_fit_rows(X, [y], np.empty(0), sample_weight, epsilon=float(self.epsilon))
 
     def predict(self, X):
         return self._scores(X)[:, 0].copy()

@@ -48,6 +48,24 @@ SUPPORT = {
               ONE_CLASS: ("one-class",)},
 }
 
+# solver -> task -> the losses it trains with row weights (sample weights, Python API):
+# dcd scales each row's dual bound (C_i = C s_i, LIBLINEAR's instance-weight
+# variant), pegasos draws rows with probability proportional to their weight
+SAMPLE_WEIGHTS = {
+    "dcd": {CLASSIFICATION: ("hinge", "squared-hinge")},
+    "pegasos": {CLASSIFICATION: ("hinge", "log"),
+                REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
+}
+
+
+def check_sample_weights(solver, task, loss):
+    """Raise ParameterError naming the alternatives unless ``solver`` takes row weights for ``task`` with ``loss``."""
+    if loss in SAMPLE_WEIGHTS.get(solver, {}).get(task, ()):
+        return
+    others = [s for s, tasks in SAMPLE_WEIGHTS.items() if loss in tasks.get(task, ())]
+    raise ParameterError(f"sample weights are not supported by -s {solver} for {NAMES.get(task, task)} with "
+                         f"--loss {loss}" + (f"; solvers that take them: {', '.join(others)}" if others else ""))
+
 
 def default_loss(task, solver=None):
     """The loss of ``task`` when --loss is not given: the task's first loss,

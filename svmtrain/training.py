@@ -15,7 +15,7 @@ from .model import LinearModel
 from .params import check_params
 from .solvers import get_solver
 from .solvers.base import for_problem, split_progress, with_defaults
-from .tasks import CLASSIFICATION, NAMES, ONE_CLASS, RANKING, REGRESSION
+from .tasks import CLASSIFICATION, NAMES, ONE_CLASS, RANKING, REGRESSION, check_sample_weights
 
 ONE_CLASS_LABELS = np.array([1.0, -1.0])    # a one-class model predicts +1 (inside) or -1 (outside)
 
@@ -94,6 +94,8 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
         source = source or str(data)
         data = read_libsvm(data)
     source = source or "<data>"
+    if data.weights is not None:
+        data, params = weighted_rows(data, params)
     if data.n_rows == 0:
         raise InputFormatError(source, None, "the training set is empty (no data lines)")
     check_magnitudes(data, source)
@@ -118,6 +120,30 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
         fit_platt(data, params, model, train, source=source)
     n_reg = len(np.unique(data.qid)) if params.task == RANKING else None
     return finish_model(model, params, data.n_rows, start, n_reg=n_reg)
+
+
+def weighted_rows(data, params):
+    """(data, params) ready for a run with row weights (sample weights):
+    the rows of weight 0 dropped (they add nothing to the objective); equal
+    weights s folded into C (C s, or lambda / s: the same objective), so
+    that every solver takes them; other weights ParameterError unless the
+    solver takes them for the task and loss
+    (:data:`svmtrain.tasks.SAMPLE_WEIGHTS`; linear models only)."""
+    weights = data.weights
+    if np.any(weights == 0.0):
+        data = take_rows(data, np.flatnonzero(weights))
+        weights = data.weights
+    if np.all(weights == weights[0]):
+        s = float(weights[0])
+        if s != 1.0:
+            params = (dataclasses.replace(params, lam=params.lam / s) if params.lam is not None
+                      else dataclasses.replace(params, C=params.resolved_C(data.n_rows) * s))
+        return dataclasses.replace(data, weights=None), params
+    if params.kernel_type not in (None, 0):
+        raise ParameterError(f"sample weights are not supported for kernel models (-s {params.solver} "
+                             f"-t {params.kernel_type}); linear -s dcd or -s pegasos take them")
+    check_sample_weights(params.solver, params.task, params.loss)
+    return data, params
 
 
 def finish_model(model, params, n_rows, start, n_reg=None):

@@ -19,3 +19,19 @@ def shared(name):
     if not p.exists():
         pytest.skip(f"{p} not present")
     return p
+
+
+@pytest.fixture(scope="session")
+def a9a_arrays(tmp_path_factory):
+    """a9a and a9a.t as scikit-learn reads them (CSR, float64, 123 features), and their paths."""
+    import lzma
+    load_svmlight_file = pytest.importorskip("sklearn.datasets").load_svmlight_file
+    root = tmp_path_factory.mktemp("a9a")
+    paths = []
+    for name in ("a9a.xz", "a9a.t.xz"):
+        p = root / name[:-3]
+        p.write_bytes(lzma.decompress(bundled(name).read_bytes()))
+        paths.append(p)
+    X, y = load_svmlight_file(str(paths[0]), n_features=123)
+    T, t = load_svmlight_file(str(paths[1]), n_features=123)
+    return X, y, T, t, paths

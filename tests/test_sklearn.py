@@ -24,25 +24,12 @@ from svmtrain.sklearn import (SVMClassifier, SVMOneClass, SVMRanker, SVMRegresso
                               expected_failed_checks, load)
 
 
-@parametrize_with_checks([SVMClassifier(), SVMClassifier(solver="ocas"),
+@parametrize_with_checks([SVMClassifier(), SVMClassifier(solver="ocas"), SVMClassifier(solver="pegasos"),
                           SVMClassifier(solver="sbp", kernel="rbf", options={"epochs": 5}),
-                          SVMRegressor(), SVMOneClass()], expected_failed_checks=expected_failed_checks)
+                          SVMRegressor(), SVMRegressor(solver="pegasos"), SVMOneClass()],
+                         expected_failed_checks=expected_failed_checks)
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
-
-
-@pytest.fixture(scope="module")
-def a9a_arrays(tmp_path_factory):
-    """a9a and a9a.t as scikit-learn reads them (CSR, float64), 123 features."""
-    root = tmp_path_factory.mktemp("a9a")
-    paths = []
-    for name in ("a9a.xz", "a9a.t.xz"):
-        p = root / name[:-3]
-        p.write_bytes(lzma.decompress(bundled(name).read_bytes()))
-        paths.append(p)
-    X, y = load_svmlight_file(str(paths[0]), n_features=123)
-    T, t = load_svmlight_file(str(paths[1]), n_features=123)
-    return X, y, T, t, paths
 
 
 def test_train_takes_a_scipy_matrix_and_a_numpy_array(a9a_arrays):

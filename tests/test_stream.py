@@ -208,7 +208,7 @@ def test_dcd_first_iteration_extremes_against_numpy():
     istate = np.array([n, 0], np.int64)
     state = K.new_state(y, QD)
     state[:, 0] = alpha
-    K.dcd_run(indptr, indices, values, 0.0, U, U, 0.0, 0.0, state, -1.0, 3, 3, w,
+    K.dcd_run(indptr, indices, values, 0.0, U, U, 0.0, 0.0, state, np.empty(0), -1.0, 3, 3, w,
               np.arange(n, dtype=np.int64), istate, fstate, np.array([7], np.uint64))
     assert istate[K.ITER] == 3
     assert fstate[K.FIRST_PGMAX] == PG.max()

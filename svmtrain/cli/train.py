@@ -77,7 +77,8 @@ def _precompile(ctx, _param, value):
               help="Ranking: -c is svm_rank's C (pair cost C/number of queries; the default) or "
               "SVMlight's -z p C (pair cost C).")
 @click.option("-w", "class_weights", type=(float, float), multiple=True, metavar="LABEL WEIGHT",
-              help="Multiply C of class LABEL by WEIGHT (dcd, ocas, asset; LIBLINEAR's -wi). Repeatable.")
+              help="Multiply C of class LABEL by WEIGHT (dcd, ocas, asset, pegasos in memory; LIBLINEAR's -wi). "
+              "Repeatable.")
 @click.option("-b", "probability", type=click.IntRange(0, 1), default=0, callback=lambda _c, _p, v: bool(v),
               help="1: fit Platt's sigmoids (internal 5-fold CV) so svm-predict -b 1 gives probabilities "
               "(LIBSVM's -b); logistic models (--loss log) have them anyway.")

@@ -11,6 +11,8 @@ arrays with fixed dtypes:
 * ``qid``     int64[n]      the ``qid:`` of each row, 0 where absent
 * ``first_line``            the 1-based line number in the source of the
                             first line this chunk covers (for messages)
+* ``weights`` float64[n]    the weight of each row's loss (sample weights,
+                            Python API only; None: every row weighs 1)
 
 int32 indices halve the memory of int64 and cover LIBSVM's range (indices
 up to 2^31-1, so 0-based up to 2^31-2). Solver kernels take these arrays
@@ -31,6 +33,7 @@ class Chunk:
     values: np.ndarray
     qid: np.ndarray
     first_line: int = 1
+    weights: np.ndarray = None
 
     @property
     def n_rows(self):
@@ -104,5 +107,6 @@ def take_rows(chunk, rows):
     values = np.empty(indptr[-1], np.float64)
     gather_rows(chunk.indptr, chunk.indices, chunk.values, rows, indptr, indices, values)
     return Chunk(labels=chunk.labels[rows], indptr=indptr, indices=indices, values=values,
-                 qid=chunk.qid[rows], first_line=chunk.first_line)
+                 qid=chunk.qid[rows], first_line=chunk.first_line,
+                 weights=None if chunk.weights is None else chunk.weights[rows])
 

@@ -102,10 +102,11 @@ def loss_sum(y, scores, loss, weights):
     return s
 
 
-def primal_objective(X, y, w_ext, B, b, lam, loss="hinge", epsilon=0.0):
+def primal_objective(X, y, w_ext, B, b, lam, loss="hinge", epsilon=0.0, weights=None):
     """lambda/2 |w|^2 + mean loss(w.x_i + b; y_i), with w_ext as in base.py:
     the hinge or squared hinge of y_i s_i, the logistic loss, or the
-    epsilon-insensitive loss of s_i - y_i (tube ``epsilon``) or its square.
+    epsilon-insensitive loss of s_i - y_i (tube ``epsilon``) or its square;
+    with row ``weights``, (1/n) sum_i weights_i loss_i.
 
     The regulariser covers w_ext including the constant-feature weight
     (as LIBLINEAR's -B does) but never the unregularised bias b.
@@ -113,14 +114,17 @@ def primal_objective(X, y, w_ext, B, b, lam, loss="hinge", epsilon=0.0):
     scores = margins(X.indptr, X.indices, X.values, w_ext, B, b,
                      np.empty(X.n_rows, np.float64))
     n = max(X.n_rows, 1)
-    return 0.5 * lam * float(w_ext @ w_ext) + score_loss_sum(y, scores, loss, epsilon) / n
+    return 0.5 * lam * float(w_ext @ w_ext) + score_loss_sum(y, scores, loss, epsilon, weights) / n
 
 
-def score_loss_sum(y, scores, loss, epsilon=0.0):
-    """sum_i loss(scores_i; y_i) for every loss of svmtrain.tasks but the pairwise and one-class ones."""
+def score_loss_sum(y, scores, loss, epsilon=0.0, weights=None):
+    """sum_i weights_i loss(scores_i; y_i) (weights None: all 1) for every
+    loss of svmtrain.tasks but the pairwise and one-class ones."""
     if loss in LOSS_CODES:
-        return loss_sum(y, scores, LOSS_CODES[loss], np.ones(len(y), np.float64))
+        return loss_sum(y, scores, LOSS_CODES[loss], np.ones(len(y), np.float64) if weights is None else weights)
     if loss == "log":
-        return float(np.logaddexp(0.0, -y * scores).sum())
-    e = np.maximum(np.abs(scores - y) - epsilon, 0.0)
-    return float((e * e).sum() if loss == "squared-epsilon-insensitive" else e.sum())
+        terms = np.logaddexp(0.0, -y * scores)
+    else:
+        e = np.maximum(np.abs(scores - y) - epsilon, 0.0)
+        terms = e * e if loss == "squared-epsilon-insensitive" else e
+    return float(terms.sum() if weights is None else terms @ weights)

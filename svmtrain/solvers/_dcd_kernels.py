@@ -175,12 +175,15 @@ def _shuffle(index, m, rng):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def dcd_run(indptr, indices, values, B, U_pos, U_neg, D_pos, D_neg, state,
+def dcd_run(indptr, indices, values, B, U_pos, U_neg, D_pos, D_neg, state, row_cost,
             eps, max_iter, n_steps, w, index, istate, fstate, rng):
     """Run at most ``n_steps`` outer iterations of dual coordinate descent.
 
     ``state`` is the (n, 2) array of ``new_state``: alpha and y_i * QD_i with
-    ``QD[i] = |x_i|^2 + D_ii`` (the constant feature included); ``w`` has
+    ``QD[i] = |x_i|^2 + D_ii`` (the constant feature included); ``row_cost``
+    is empty, or holds a weight s_i > 0 per row (sample weights) that scales
+    its class's bound and divides its diagonal term: U_i = U s_i, D_ii = D / s_i
+    (LIBLINEAR's instance-weight variant; QD must include D / s_i); ``w`` has
     length n_features + 1 with ``w[-1]`` multiplying ``B``; ``state``,
     ``index``, ``istate``, ``fstate`` and ``rng`` carry the state between
     calls (see the module constants); an ``fstate`` of length 4 also
@@ -189,6 +192,7 @@ def dcd_run(indptr, indices, values, B, U_pos, U_neg, D_pos, D_neg, state,
     MAX_ITER.
     """
     n = state.shape[0]
+    weighted = row_cost.shape[0] != 0
     row_state = state[:, 0]         # row_state[j]: the first word of state[j]
     active = istate[ACTIVE]
     it = istate[ITER]
@@ -217,10 +221,14 @@ def dcd_run(indptr, indices, values, B, U_pos, U_neg, D_pos, D_neg, state,
             yi = math.copysign(1.0, qd)
             if yi > 0:
                 U = U_pos
-                G = yi * row_dot(indptr, indices, values, i, w, B) - 1.0 + a * D_pos
+                D = D_pos
             else:
                 U = U_neg
-                G = yi * row_dot(indptr, indices, values, i, w, B) - 1.0 + a * D_neg
+                D = D_neg
+            if weighted:
+                U *= row_cost[i]
+                D /= row_cost[i]
+            G = yi * row_dot(indptr, indices, values, i, w, B) - 1.0 + a * D
             PG = 0.0
             if a == 0.0:
                 if G > pgmax_old:
@@ -283,18 +291,20 @@ def dcd_run(indptr, indices, values, B, U_pos, U_neg, D_pos, D_neg, state,
 
 
 @njit(cache=True, nogil=True)
-def dual_terms(y, alpha, D_pos, D_neg):
-    """(sum_i alpha_i^2 D_ii, sum_i alpha_i, #{alpha_i > 0})."""
+def dual_terms(y, alpha, D_pos, D_neg, row_cost):
+    """(sum_i alpha_i^2 D_ii, sum_i alpha_i, #{alpha_i > 0}); D_ii divided by
+    row_cost[i] when ``row_cost`` is not empty (as in ``dcd_run``)."""
     sq = 0.0
     sa = 0.0
     nsv = 0
+    weighted = row_cost.shape[0] != 0
     for i in range(y.shape[0]):
         a = alpha[i]
         if a > 0.0:
             nsv += 1
             sa += a
-            if y[i] > 0:
-                sq += a * a * D_pos
-            else:
-                sq += a * a * D_neg
+            D = D_pos if y[i] > 0 else D_neg
+            if weighted:
+                D /= row_cost[i]
+            sq += a * a * D
     return sq, sa, nsv

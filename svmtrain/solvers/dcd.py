@@ -91,15 +91,17 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
 
     C, Cp, Cn, U_pos, U_neg, D_pos, D_neg = dual_box(params, class_cost, n)
     B = kernel_bias(params)
+    row_cost = row_weights(X)
 
     w = np.zeros(n_features + 1, np.float64)
     QD = row_sqnorms(indptr, values, B)
-    QD += np.where(y > 0, D_pos, D_neg)
+    QD += np.where(y > 0, D_pos, D_neg) / (row_cost if len(row_cost) else 1.0)
     state = K.new_state(y, QD)
     alpha = state[:, 0]
     del QD
     if warm_start is not None and "alpha" in warm_start:
-        alpha[:] = np.minimum(warm_start["alpha"] * (C / warm_start["C"]), np.where(y > 0, U_pos, U_neg))
+        upper = np.where(y > 0, U_pos, U_neg) * (row_cost if len(row_cost) else 1.0)
+        alpha[:] = np.minimum(warm_start["alpha"] * (C / warm_start["C"]), upper)
         start_w(indptr, indices, values, B, y, state, w)
     index = np.arange(n, dtype=np.int64)
     istate = np.array([n, 0], np.int64)
@@ -112,14 +114,14 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     visits = 0
     while status == K.RUNNING:
         visits += int(istate[K.ACTIVE])     # rows the next outer iteration visits (monitor's count)
-        status = K.dcd_run(indptr, indices, values, B, U_pos, U_neg, D_pos, D_neg, state,
+        status = K.dcd_run(indptr, indices, values, B, U_pos, U_neg, D_pos, D_neg, state, row_cost,
                            eps, max_iter, steps, w, index, istate, fstate, rstate)
         if progress is not None:
             progress(int(istate[K.ITER]), max_iter, _violation(fstate))
         if monitor is not None:
             monitor(lambda: linear_snapshot(X, y, w, 0.0, params.bias, params.resolved_lambda(n), int(istate[K.ITER]),
-                                            visits, cost=np.where(y > 0, float(class_cost[0]), float(class_cost[1])), loss=params.loss,
-                                            dual=_dual(w, y, alpha, D_pos, D_neg)[0] / (n * C)))
+                                            visits, cost=row_costs(y, class_cost, row_cost), loss=params.loss,
+                                            dual=_dual(w, y, alpha, D_pos, D_neg, row_cost)[0] / (n * C)))
     n_iter = int(istate[K.ITER])
     converged = status == K.CONVERGED
     if warm_start is not None:
@@ -127,9 +129,9 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
 
     # objectives
     ww = float(w @ w)
-    dual, n_sv = _dual(w, y, alpha, D_pos, D_neg)
+    dual, n_sv = _dual(w, y, alpha, D_pos, D_neg, row_cost)
     scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
-    cost = np.where(y > 0, Cp, Cn)
+    cost = C * row_costs(y, class_cost, row_cost)
     primal_C = 0.5 * ww + loss_sum(y, scores, LOSS_CODES[params.loss], cost)
     objective = primal_C / (max(n, 1) * C)
 
@@ -147,7 +149,20 @@ def _violation(fstate):
     return f"PG range {v:.2e}" if np.isfinite(v) else None
 
 
-def _dual(w, y, alpha, D_pos, D_neg):
+def _dual(w, y, alpha, D_pos, D_neg, row_cost):
     """(C-form dual value sum alpha - 1/2 alpha^T Qbar alpha, number of support vectors)."""
-    sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg)
+    sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg, row_cost)
     return sa - 0.5 * (float(w @ w) + sq), n_sv
+
+
+def row_weights(X):
+    """The ``row_cost`` of ``dcd_run``: X's row weights (sample weights, all
+    > 0: training drops the rows of weight 0), or an empty array for none."""
+    weights = getattr(X, "weights", None)
+    return np.empty(0, np.float64) if weights is None else np.ascontiguousarray(weights, np.float64)
+
+
+def row_costs(y, class_cost, row_cost):
+    """The multiplier of C for each row's loss: its class's weight (-w) times its row weight."""
+    cost = np.where(y > 0, float(class_cost[0]), float(class_cost[1]))
+    return cost * row_cost if len(row_cost) else cost

@@ -43,6 +43,8 @@ from ._stream_common import streamed_loss, streamed_regression_loss
 from .base import FitResult, finish_w, kernel_bias, warn_max_iter
 from .dcd import check_params, dual_box
 
+NO_WEIGHTS = np.empty(0, np.float64)    # streamed rows come from files: no sample weights
+
 
 def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)):
     """Train one binary problem (y in {+1, -1}, n-sized, in memory) from the
@@ -91,7 +93,7 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
             rstate[0] = rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)
             # one iteration over the block's active rows; eps -1: the kernel
             # never declares the block converged (the test below is global)
-            K.dcd_run(c.indptr, c.indices, c.values, B, U_pos, U_neg, D_pos, D_neg, state[r0:r1],
+            K.dcd_run(c.indptr, c.indices, c.values, B, U_pos, U_neg, D_pos, D_neg, state[r0:r1], NO_WEIGHTS,
                       -1.0, 1, 1, w, index[r0:r1], istate, fstate, rstate)
             active[j] = istate[K.ACTIVE]
             pgmax = max(pgmax, fstate[K.FIRST_PGMAX])
@@ -113,7 +115,7 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     warn_max_iter(log, converged, max_iter)
 
     ww = float(w @ w)
-    sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg)
+    sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg, NO_WEIGHTS)
     dual = sa - 0.5 * (ww + sq)
     primal_C = 0.5 * ww + streamed_loss(source, y, w, B, 0.0, params.loss, (Cp, Cn))
     objective = primal_C / (max(n, 1) * C)
