@@ -26,7 +26,7 @@ score's 50 %, 80 % and 95 % quantiles (of each block of rows), so 0 is the
 most frequent grade and 3 the rarest. ``svm-train -s ocas --task p`` trains
 on it.
 
-The same (rows, features, nnz_per_row, seed, noise, task, queries) always give the same
+The same (rows, features, nnz_per_row, seed, noise, task, queries, classes) always give the same
 bytes. The text is assembled with vectorised NumPy, block by block (no Python
 loop per row), and written to ``PATH.tmp`` first, then renamed, so a file
 that exists is complete.
@@ -86,7 +86,9 @@ def _fixed6(y, width):
 
 def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c", qid=None, nq=0):
     """The bytes (uint8 array) of one block of ``rows`` rows; with ``qid``
-    (int64[rows], 1-based) ranking rows 'REL qid:K ...' (``nq`` digits of K)."""
+    (int64[rows], 1-based) ranking rows 'REL qid:K ...' (``nq`` digits of K);
+    with a 2-D ``w`` (features x K) class labels 1..K (the best-scoring class,
+    a fraction ``noise`` of them replaced by a random class)."""
     k = np.maximum(rng.poisson(nnz_per_row, size=rows), 1)
     row_of = np.repeat(np.arange(rows, dtype=np.int64), k)
     # index = floor(features * u**skew): skew 1 is uniform, larger values make
@@ -105,8 +107,18 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c", qid=
     counts = np.bincount(row_of, minlength=rows)
     val = rng.integers(1, 1_000_000, size=nnz)  # value = val / 1e6, six decimals
 
-    margin = np.bincount(row_of, weights=(val * 1e-6) * w[idx], minlength=rows)  # w . x
-    if qid is not None:
+    if w.ndim == 2:
+        scores = np.column_stack([np.bincount(row_of, weights=(val * 1e-6) * w[idx, c], minlength=rows)
+                                  for c in range(w.shape[1])])
+        label = np.argmax(scores, axis=1) + 1
+        flip = rng.random(rows) < noise
+        label[flip] = rng.integers(1, w.shape[1] + 1, size=int(flip.sum()))
+        margin = None
+    else:
+        margin = np.bincount(row_of, weights=(val * 1e-6) * w[idx], minlength=rows)  # w . x
+    if margin is None:
+        pass
+    elif qid is not None:
         noisy = margin + noise * (margin.std() or 1.0) * rng.standard_normal(rows)
         relevance = np.searchsorted(np.quantile(noisy, [0.5, 0.8, 0.95]), noisy, side="right")
     elif task == "r":
@@ -126,7 +138,9 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c", qid=
     M = np.full((ncells, W), PAD, np.uint8)
     first = np.zeros(rows, np.int64)
     first[1:] = np.cumsum(counts + 2)[:-1]   # label cell of each row
-    if qid is not None:
+    if margin is None:
+        _put_digits(M, first, 0, label, _ndigits(w.shape[1]))
+    elif qid is not None:
         M[first, 0] = 48 + relevance
         for k, ch in enumerate(" qid:"):
             M[first, 1 + k] = ord(ch)
@@ -173,7 +187,7 @@ def query_ids(rows, queries, seed):
 
 
 def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
-             noise=None, compress=None, verbose=False, skew=2.0, first_block=0, task="c", queries=None):
+             noise=None, compress=None, verbose=False, skew=2.0, first_block=0, task="c", queries=None, classes=None):
     """Write the synthetic file to ``path``; return its size in bytes.
 
     ``queries``: ranking rows (see the module doc) in that many queries.
@@ -184,6 +198,8 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
     (a test set: ``--first-block 1000000``). ``task`` "c" writes +1/-1
     labels (``noise``: the fraction flipped, default 0.05), "r" regression
     targets (``noise``: the noise's standard deviation, default 0.1).
+    ``classes`` K > 2: labels 1..K from K hidden weight vectors (the best
+    scoring class; ``noise`` the fraction replaced by a random class).
     """
     path = os.fspath(path)
     if noise is None:
@@ -191,7 +207,11 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
     root = np.random.default_rng(np.random.SeedSequence([seed, 0]))
     # hidden model: standard normal weights on the 1% most frequent features
     # (the lowest indices), zero on the others
-    w = root.standard_normal(features) * (np.arange(features) < max(1, features // 100))
+    frequent = np.arange(features) < max(1, features // 100)
+    if classes:
+        w = root.standard_normal((features, int(classes))) * frequent[:, None]
+    else:
+        w = root.standard_normal(features) * frequent
     qids = None if queries is None else query_ids(rows, queries, seed)
     nq = 0 if qids is None else _ndigits(qids[-1])
     tmp = path + ".tmp"
@@ -236,16 +256,21 @@ def main(argv=None):
     ap.add_argument("--queries", type=int, default=None,
                     help="ranking rows: relevance 0-3 and qid:, in this many queries of varying size "
                     "(--noise is then the noise/score standard-deviation ratio)")
+    ap.add_argument("--classes", type=int, default=None,
+                    help="K > 2: multi-class labels 1..K (the best of K hidden models; --noise: the fraction "
+                    "given a random class)")
     ap.add_argument("--output", "-o", required=True)
     a = ap.parse_args(argv)
     if a.features < 1 or a.features > 2**31 - 1:
         ap.error("--features must be in 1..2147483647")
     if a.queries is not None and a.task != "c":
         ap.error("--queries writes ranking rows (relevance labels): leave out --task r")
+    if a.classes is not None and (a.classes < 3 or a.task != "c" or a.queries is not None):
+        ap.error("--classes K needs K >= 3, classification and no --queries")
     t0 = time.perf_counter()
     size = generate(a.output, a.rows, a.features, a.nnz_per_row, a.seed, a.noise,
                     a.compress, verbose=True, skew=a.skew, first_block=a.first_block, task=a.task,
-                    queries=a.queries)
+                    queries=a.queries, classes=a.classes)
     print(f"wrote {a.output}: {size / 1e6:.1f} MB in {time.perf_counter() - t0:.1f} s")
 
 

@@ -24,7 +24,8 @@ __all__ = ["train", "predict", "read_libsvm", "iter_chunks", "load_model", "save
 def train(data, y=None, params=None, monitor=None, qid=None, sample_weight=None, **options):
     """Train on ``data``: a path, a Chunk, or a NumPy array / SciPy sparse
     matrix of rows with their labels or targets ``y`` (and ``qid`` for
-    ranking); ``options`` are TrainParams fields. ``sample_weight``: a
+    ranking); ``options`` are TrainParams fields (``TrainParams.describe()``
+    lists each with its svm-train flag, default and help). ``sample_weight``: a
     weight >= 0 per row of an array or matrix, multiplying its loss (its C)
     where the solver takes them (``svmtrain.tasks.SAMPLE_WEIGHTS``: dcd
     with the hinges, pegasos).

@@ -263,3 +263,34 @@ def format_array(x, P):
             pos = p
             ends[i] = pos
     return buf[:pos], ends
+
+
+@njit(cache=True)
+def format_block(a, P):
+    """The rows of the 2-D float64 array ``a`` as text: ``%.Pg`` values
+    separated by single spaces, a newline after each row. Returns (bytes as
+    uint8, byte positions where a value the fast path leaves out belongs,
+    and those values' flat indices): the caller inserts them there
+    (:func:`svmtrain.io.model_io.dense_text`)."""
+    rows, cols = a.shape
+    buf = np.empty(rows * (cols * 25 + 1), np.uint8)
+    miss_at = np.empty(rows * cols, np.int64)
+    miss_of = np.empty(rows * cols, np.int64)
+    tmp = np.empty(20, np.uint8)
+    pos = 0
+    nm = 0
+    for r in range(rows):
+        for c in range(cols):
+            if c:
+                buf[pos] = 32
+                pos += 1
+            p = write_g(buf, pos, a[r, c], P, tmp)
+            if p < 0:
+                miss_at[nm] = pos
+                miss_of[nm] = r * cols + c
+                nm += 1
+            else:
+                pos = p
+        buf[pos] = 10
+        pos += 1
+    return buf[:pos], miss_at[:nm], miss_of[:nm]

@@ -5,54 +5,107 @@ lambda = 1 / (n C) for n training rows (the survey's convention). Give at
 most one; with neither, C = 1 as in LIBLINEAR. Solvers read
 ``resolved_lambda(n)`` or ``resolved_C(n)`` and never the raw fields.
 """
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 import math
 
 from .errors import ParameterError
-from .tasks import DEFAULT_EPSILON, DEFAULT_NU, NAMES, ONE_CLASS, RANKING, REGRESSION, check_supported, default_loss
+from .solvers import SOLVERS
+from .tasks import (ALL_LOSSES, DEFAULT_EPSILON, DEFAULT_NU, NAMES, ONE_CLASS, RANKING, REGRESSION,
+                    check_supported, default_loss)
+
+
+def option(default, *flags, help, factory=None, **spelling):
+    """A TrainParams field with its command-line spelling: ``flags`` (click's
+    declarations, e.g. "-c" or "-R/--no-bias"), ``help`` and ``spelling``
+    (``type``: float, int; ``choices``: a tuple; ``int_range``: (lo, hi);
+    ``flag``: an on/off switch; ``pair``: a repeatable (float, float);
+    ``as_bool``: an int 0/1 given as a bool; ``metavar``). This is the one
+    description of a training parameter: svm-train builds its options from
+    it (svmtrain.cli.train) and :func:`describe` documents the Python API
+    with it. ``factory`` makes the default ``factory()`` per instance."""
+    meta = {"flags": flags, "help": help, "spelling": spelling}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 @dataclass
 class TrainParams:
-    solver: str = "dcd"
-    lam: float = None           # -l
-    C: float = None             # -c
-    bias: float = -1.0          # -B: constant feature value; < 0 means none
-    unreg_bias: bool = None     # -R / --no-bias: unregularised bias (None: the solver's default,
-                                #   on for sbp and asset, off for the others)
-    eps: float = None           # -e: stopping tolerance (solver default when None)
-    epochs: int = None          # -T: passes over the data (solver default when None)
-    batch_size: int = 1         # -k: examples per stochastic step
-    seed: int = 1               # --seed: every random choice flows from it
-    average: bool = None        # --average: average the late iterates (solver default when None)
-    task: str = "c"             # -z: c classification, r regression, p ranking, o one-class (svmtrain.tasks)
-    loss: str = None            # --loss (the task's default when None: hinge, epsilon-insensitive, ...)
-    epsilon: float = None       # -p: width of the epsilon-insensitive tube (regression; 0.1 when None)
-    probability: bool = False   # -b 1: fit Platt's sigmoids on internal 5-fold CV decision values
-    class_weights: dict = field(default_factory=dict)  # -w LABEL WEIGHT
-    max_iter: int = None        # outer-iteration cap (solver default when None)
-    threads: int = None         # --threads (all cores when None)
-    max_time: float = None      # --max-time seconds (ocas)
-    cut_buffer: int = 2000      # --cut-buffer (ocas)
-    ocas_method: str = "ocas"   # --ocas-method ocas | cp
-    tol_abs: float = 0.0        # --tol-abs: stop when Q_P - Q_D <= this (ocas)
-    qp_bound: float = 0.0       # --qp-bound: stop when Q_P <= this (ocas)
+    """What a training run is given: the fields below, each with its
+    svm-train spelling (the same description serves ``svm-train --help``,
+    ``svmtrain.train(X, y, **fields)`` and the estimators' ``options``)."""
+
+    solver: str = option("dcd", "-s", metavar="SOLVER", help=(
+        f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 1, 2, 3, 11, 12, 13, 21 (LIBSVM's 0, "
+        "and 2 with -t 0, on a line with kernel options). Kernel options (-t 1|2|3, -g, -d, -r) "
+        "without -s choose sbp."))
+    lam: float = option(None, "-l", type=float, help="Regularisation lambda (instead of -c).")
+    C: float = option(None, "-c", type=float,
+                      help="Cost C (lambda = 1/(n C)). Default C = 1 when neither -c nor -l.")
+    bias: float = option(-1.0, "-B", type=float,
+                         help="Add a constant feature of this value (regularised bias, LIBLINEAR's -B); < 0: none.")
+    unreg_bias: bool = option(None, "-R/--no-bias", help=(
+        "Learn an unregularised bias b (pegasos; sbp and asset learn one unless --no-bias)."))
+    eps: float = option(None, "-e", type=float,
+                        help="Stopping tolerance (solver default: pegasos none, dcd 0.1, ocas 0.01).")
+    epochs: int = option(None, "-T", "--epochs", type=int, help="Passes over the data (pegasos default 30, asset 5).")
+    batch_size: int = option(1, "-k", type=int, help="Mini-batch size (pegasos, asset).")
+    seed: int = option(1, "--seed", type=int, help="Seed of every random choice.")
+    average: bool = option(None, "--average/--no-average", help=(
+        "Average the iterates of the last half of the run (pegasos, asset; default on)."))
+    task: str = option("c", "--task", choices=tuple(NAMES), help=(
+        "c classification, r regression, p preference ranking, o one-class (SVMlight's -z; "
+        "p: -s ocas or -s tron, relevance labels and qid; o: -s dcd, or -s asset --inner dcd for a kernel; "
+        "labels ignored, --nu)."))
+    loss: str = option(None, "--loss", choices=ALL_LOSSES, metavar="LOSS", help=(
+        "Classification: hinge (default), squared-hinge; regression: epsilon-insensitive (default), "
+        "squared-epsilon-insensitive; ranking: pairwise-hinge (ocas), pairwise-squared-hinge (tron); "
+        "one-class: one-class."))
+    epsilon: float = option(None, "-p", type=float,
+                            help="Regression: width of the epsilon-insensitive tube (default 0.1).")
+    probability: bool = option(False, "-b", int_range=(0, 1), as_bool=True, help=(
+        "1: fit Platt's sigmoids (internal 5-fold CV) so svm-predict -b 1 gives probabilities "
+        "(LIBSVM's -b); logistic models (--loss log) have them anyway."))
+    class_weights: dict = option(None, "-w", factory=dict, pair=True, metavar="LABEL WEIGHT", help=(
+        "Multiply C of class LABEL by WEIGHT (dcd, ocas, asset, pegasos in memory; LIBLINEAR's -wi). "
+        "Repeatable."))
+    max_iter: int = option(None, "--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000).")
+    threads: int = option(None, "--threads", type=int, help="Threads for parallel passes (ocas; default all cores).")
+    max_time: float = option(None, "--max-time", type=float, help="Time limit in seconds (ocas).")
+    cut_buffer: int = option(2000, "--cut-buffer", type=int, help="Cutting planes kept (ocas).")
+    ocas_method: str = option("ocas", "--ocas-method", choices=("ocas", "cp"),
+                              help="ocas, or the plain cutting-plane method cp (ocas).")
+    tol_abs: float = option(0.0, "--tol-abs", type=float,
+                            help="Stop when Q_P - Q_D <= this absolute gap (ocas, svmocas's -a).")
+    qp_bound: float = option(0.0, "--qp-bound", type=float,
+                             help="Stop when the primal objective Q_P <= this (ocas, svmocas's -q).")
     # kernels (LIBSVM's flags) -- sbp, kernel pegasos, asset
-    kernel_type: int = None     # -t: 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (solver default when None)
-    gamma: float = None         # -g (1/n_features when None)
-    degree: int = None          # -d (3 when None, as LIBSVM)
-    coef0: float = None         # -r (0 when None)
-    cache_mb: float = 200.0     # -m: kernel row cache, MB
-    nu: float = None            # --nu: sbp's (derived from C or lambda when None); the one-class
-                                #   SVM's (-z o; 0.5 when None, LIBSVM/LIBLINEAR's -n)
-    holdout: float = None       # --holdout FRACTION (sbp: stop when held-out error stops improving)
+    kernel_type: int = option(None, "-t", int_range=(0, 3), help=(
+        "Kernel (sbp, pegasos, asset): 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t)."))
+    gamma: float = option(None, "-g", type=float, help="Kernel gamma (default 1/number of features).")
+    degree: int = option(None, "-d", type=int, help="Polynomial kernel degree (default 3).")
+    coef0: float = option(None, "-r", type=float, help="Kernel coef0 (default 0).")
+    cache_mb: float = option(200.0, "-m", type=float, help="Kernel row cache in MB (sbp).")
+    nu: float = option(None, "--nu", type=float, help=(
+        "One-class SVM (--task o): the nu of LIBSVM/LIBLINEAR's -n, an upper bound "
+        "on the fraction of training rows outside and a lower one on the support vectors (default 0.5). "
+        "sbp: its nu (default: derived from -c/-l by a pilot solution)."))
+    holdout: float = option(None, "--holdout", type=float, metavar="FRACTION",
+                            help="Stop when the error on this held-out fraction stops improving (sbp).")
     # kernel approximations -- asset
-    approx: str = None          # --approx nystrom | fourier
-    dim: int = None             # -D: landmarks (nystrom) or random features (fourier)
-    eig_threshold: float = None  # --eig-threshold (nystrom)
-    inner: str = None           # --inner pegasos | dcd
-    strongly_convex: bool = False  # --strongly-convex (ASSET*)
-    rank_c: str = None          # --rank-c svm_rank | svmlight: C per query (C/Q per pair) or per pair (ranking)
+    approx: str = option(None, "--approx", choices=("nystrom", "fourier"), help="Kernel approximation (asset).")
+    dim: int = option(None, "-D", type=int, help="Landmarks (nystrom) or random features (fourier) (asset).")
+    eig_threshold: float = option(None, "--eig-threshold", type=float,
+                                  help="Drop Nystrom eigenvalues below this (asset).")
+    inner: str = option(None, "--inner", choices=("pegasos", "dcd"), help="Linear solver on the features (asset).")
+    strongly_convex: bool = option(False, "--strongly-convex", flag=True,
+                                   help="ASSET*: step 1/(lambda j), no bias, no averaging (asset).")
+    multiclass: str = option("ovr", "--multiclass", choices=("ovr", "cs"), help=(
+        "More than two classes: ovr one-vs-rest (LIBLINEAR's -s 1/2/3), or cs one Crammer-Singer problem "
+        "over all classes (-s dcd: LIBLINEAR's -s 4)."))
+    rank_c: str = option(None, "--rank-c", choices=("svm_rank", "svmlight"), help=(
+        "Ranking: -c is svm_rank's C (pair cost C/number of queries; the default) or "
+        "SVMlight's -z p C (pair cost C)."))
 
     def __post_init__(self):
         if self.loss is None:
@@ -76,6 +129,13 @@ class TrainParams:
         if self.lam is not None:
             return 1.0 / (max(n, 1) * float(self.lam))
         return 1.0
+
+    @staticmethod
+    def describe():
+        """(name, command-line flags, default, help) of every field, in order."""
+        return [(f.name, " ".join(f.metadata["flags"]),
+                 f.default_factory() if f.default is MISSING else f.default, f.metadata["help"])
+                for f in fields(TrainParams)]
 
     def header(self):
         """The parameters as ordered (key, value) pairs for a model file."""
@@ -150,6 +210,21 @@ def _check_task(p):
             raise ParameterError(f"--rank-c must be svm_rank or svmlight (got {p.rank_c})")
 
 
+def _check_multiclass(p):
+    """--multiclass cs: Crammer-Singer classification with the hinge, by the solvers that have it, in memory."""
+    from .solvers import MULTICLASS_CS
+    if p.multiclass not in ("ovr", "cs"):
+        raise ParameterError(f"--multiclass must be ovr or cs (got {p.multiclass})")
+    if p.multiclass == "ovr":
+        return
+    if p.solver not in MULTICLASS_CS:
+        raise ParameterError(f"--multiclass cs (Crammer-Singer) is trained by -s {', '.join(MULTICLASS_CS)}, "
+                             f"not -s {p.solver}")
+    if p.task != "c" or p.loss != "hinge" or p.kernel_type not in (None, 0) or p.probability:
+        raise ParameterError("--multiclass cs is linear classification with the hinge loss (LIBLINEAR's -s 4): "
+                             "no --task other than c, --loss other than hinge, kernel or -b 1")
+
+
 def _check_nu(p):
     """--nu in (0, 1); the one-class SVM also takes nu = 1 (LIBSVM's and LIBLINEAR's range)."""
     if p.nu is None:
@@ -196,6 +271,7 @@ CONSTRAINTS = [
     _check_bias,
     _check_weights,
     _check_nu,
+    _check_multiclass,
     _check_unit_interval("holdout", "--holdout"),
     _positive("degree", "-d"),
     _positive("eig_threshold", "--eig-threshold"),

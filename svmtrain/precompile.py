@@ -152,6 +152,7 @@ def _dcd(tmp):
                {"loss": "log"}):
         _train_and_score(chunk, tmp, solver="dcd", **kw)
     _train_and_score(_chunk(n_classes=3), tmp, solver="dcd")
+    _train_and_score(_chunk(n_classes=3), tmp, solver="dcd", multiclass="cs")      # Crammer-Singer
     for kw in ({}, {"loss": "squared-epsilon-insensitive", "bias": 1.0}):     # regression (--task r)
         _train_and_score(chunk, tmp, solver="dcd", task="r", **kw)
     _train_and_score(chunk, tmp, solver="dcd", task="o", nu=0.3)              # one-class (--task o)

@@ -17,7 +17,9 @@ intercept's constant feature, regularised as LIBLINEAR's, < 0 for none;
 dcd, ocas and pegasos only: the kernel solvers learn their own bias),
 ``class_weight`` (-w: a dict label -> weight), ``probability`` (-b 1),
 ``random_state`` (--seed), ``epsilon`` (-p), ``nu`` (--nu); ``options`` is
-a dict of any other TrainParams field (e.g. {"epochs": 10}).
+a dict of any other TrainParams field (e.g. {"epochs": 10}; the fields,
+their flags and help: ``svmtrain.params.TrainParams.describe()``, the same
+description svm-train builds its options from).
 """
 from contextlib import contextmanager
 

@@ -101,7 +101,7 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
     check_magnitudes(data, source)
     if params.task == RANKING:
         check_queries(data, source)
-    solver = get_solver(params.solver, params.kernel_type, params.task, params.loss)
+    solver = get_solver(params.solver, params.kernel_type, params.task, params.loss, params.multiclass)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
     d = data.n_features if n_features is None else int(n_features)
     order, problems = task_problems(data.labels, params)

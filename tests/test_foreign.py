@@ -34,6 +34,7 @@ TRAINS = [
     ("LIBLINEAR", "-s 3 -c 4 -e 0.01 -q", "a9a", {"solver": "dcd", "C": "4.0", "eps": "0.01"},
      "liblinear:-s 3 -c 4 -e 0.01"),
     ("LIBLINEAR", "-s 0", "a9a", {"solver": "dcd", "loss": "log"}, "liblinear:-s 0"),
+    ("LIBLINEAR", "-s 4", "a9a", {"solver": "dcd", "multiclass": "cs"}, "liblinear:-s 4"),
     ("LIBLINEAR", "-s 7 -c 0.5 -B 1", "a9a", {"solver": "dcd", "loss": "log", "bias": "1.0"},
      "liblinear:-s 7 -c 0.5 -B 1"),
     ("LIBSVM", "-t 2 -g 0.5 -c 10", "heart", {"solver": "sbp", "kernel_type": "rbf", "gamma": "0.5"},
@@ -74,7 +75,6 @@ TRAINS = [t for t in TRAINS if t[2] is not None]
 
 # (peer, line, a part of the one-line refusal that names the svmtrain equivalent or the reason)
 REFUSES = [
-    ("LIBLINEAR", "-s 4", "-s dcd trains one-vs-rest"),
     ("LIBLINEAR", "-s 5", "-s dcd --loss squared-hinge"),
     ("LIBLINEAR", "-s 6", "-s dcd --loss log"),
     ("LIBLINEAR", "-s 12 --task c", "contradicts --task c"),

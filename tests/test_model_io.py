@@ -140,3 +140,24 @@ def test_sparse_section_round_trip(tmp_path, monkeypatch):
     assert back.indptr.tolist() == [0, 2, 2, 5]
     assert back.indices.tolist() == rows.indices.tolist()
     assert back.values.tobytes() == rows.values.tobytes()
+
+
+def test_dense_text_is_c_printf_17g_with_python_for_the_rest():
+    from svmtrain.io.model_io import dense_text
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(300, 7)) * 10.0 ** rng.integers(-8, 8, size=(300, 7))
+    a[0, 0], a[5, 3], a[7, 6], a[9, 1] = 1e-12, -2.5e-300, 0.0, 3e19      # outside the numba fast path
+    want = "".join(" ".join(("%.17g" % v) if 1e-11 < abs(v) < 1e19 or v == 0 else repr(float(v)) for v in row)
+                   + "\n" for row in a)
+    assert dense_text(a) == want
+    assert np.array_equal(np.array([[float(v) for v in line.split()] for line in want.splitlines()]), a)
+
+
+def test_large_weight_sections_round_trip_exactly(tmp_path, monkeypatch):
+    monkeypatch.setattr(model_io, "FAST_DENSE_VALUES", 100)          # the fast writer for this small model
+    rng = np.random.default_rng(1)
+    model = LinearModel(labels=np.array([1.0, 2.0, 3.0]), W=rng.normal(size=(400, 3)) / 7.0, n_features=400,
+                        bias=-1.0, b=np.zeros(3), solver="dcd")
+    save_model(model, tmp_path / "m")
+    assert ("%.17g" % model.W[0, 0]) in (tmp_path / "m").read_text()
+    np.testing.assert_array_equal(load_model(tmp_path / "m").W, model.W)

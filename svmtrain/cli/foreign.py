@@ -43,8 +43,7 @@ LIBLINEAR_S = {
     "1": ["-s", "dcd", "--task", "c", "--loss", "squared-hinge"],
     "2": ["-s", "dcd", "--task", "c", "--loss", "squared-hinge"],   # primal solver in LIBLINEAR; same optimum
     "3": ["-s", "dcd", "--task", "c", "--loss", "hinge"],
-    "4": "Crammer-Singer multi-class (LIBLINEAR -s 4) is not available yet; "
-         "-s dcd trains one-vs-rest (LIBLINEAR's -s 1/3 multi-class)",
+    "4": ["-s", "dcd", "--multiclass", "cs"],
     "5": "L1-regularised SVMs (LIBLINEAR -s 5) are not available; -s dcd --loss squared-hinge "
          "is the L2-regularised one (LIBLINEAR -s 1/2)",
     "6": "L1-regularised logistic regression (LIBLINEAR -s 6) is not available; "

@@ -1,12 +1,12 @@
 """svm-train: read a LIBSVM/SVMlight file, train, write a model."""
 import os
+from dataclasses import MISSING, fields
 
 import click
 
 from .. import __version__
 from ..errors import ParameterError
-from ..solvers import SOLVERS
-from ..tasks import ALL_LOSSES, NAMES as TASKS
+from ..params import TrainParams
 from ._errors import handle_errors, parse_foreign, run_and_exit
 from ._progress import Progress, bars_wanted
 from .foreign import translate_train
@@ -43,45 +43,50 @@ def _precompile(ctx, _param, value):
     ctx.exit(0)
 
 
+def click_spelling(f):
+    """click.option's keyword arguments for the TrainParams field ``f``,
+    from its one description (:func:`svmtrain.params.option`)."""
+    spelling = dict(f.metadata["spelling"])
+    kw = {"help": f.metadata["help"]}
+    default = None if f.default is MISSING else f.default
+    if "choices" in spelling:
+        kw["type"] = click.Choice(list(spelling.pop("choices")))
+    if "int_range" in spelling:
+        kw["type"] = click.IntRange(*spelling.pop("int_range"))
+    if "type" in spelling:
+        kw["type"] = spelling.pop("type")
+    if "metavar" in spelling:
+        kw["metavar"] = spelling.pop("metavar")
+    if spelling.pop("pair", False):
+        kw.update(type=(float, float), multiple=True)
+        return kw
+    if spelling.pop("as_bool", False):
+        kw["callback"] = lambda _ctx, _param, value: bool(value)
+        default = int(default)
+    elif spelling.pop("flag", False):
+        kw["is_flag"] = True
+    elif default is not None:
+        kw["show_default"] = True
+    if spelling:
+        raise TypeError(f"TrainParams.{f.name}: unknown spelling {sorted(spelling)}")
+    kw["default"] = default
+    return kw
+
+
+def param_options(command):
+    """svm-train's options for the TrainParams fields, in their order."""
+    for f in reversed(fields(TrainParams)):
+        command = click.option(*f.metadata["flags"], f.name, **click_spelling(f))(command)
+    return command
+
+
 @click.command(cls=_Command, help=HELP, no_args_is_help=True,
                context_settings={"help_option_names": ["--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="svm-train", message="%(prog)s (svmtrain) %(version)s")
 @click.option("--precompile", is_flag=True, is_eager=True, expose_value=False, callback=_precompile,
               help="Compile every solver's kernels now, in parallel processes, and exit (make demo runs it; "
               "otherwise a solver's first run compiles its own).")
-@click.option("-s", "solver", default="dcd", show_default=True, metavar="SOLVER",
-              help=f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 1, 2, 3, 11, 12, 13, 21 (LIBSVM's 0, "
-              "and 2 with -t 0, on a line with kernel options). Kernel options (-t 1|2|3, -g, -d, -r) "
-              "without -s choose sbp.")
-@click.option("-c", "C", type=float, help="Cost C (lambda = 1/(n C)). Default C = 1 when neither -c nor -l.")
-@click.option("-l", "lam", type=float, help="Regularisation lambda (instead of -c).")
-@click.option("-B", "bias", type=float, default=-1.0, show_default=True,
-              help="Add a constant feature of this value (regularised bias, LIBLINEAR's -B); < 0: none.")
-@click.option("-R/--no-bias", "unreg_bias", default=None,
-              help="Learn an unregularised bias b (pegasos; sbp and asset learn one unless --no-bias).")
-@click.option("-e", "eps", type=float, help="Stopping tolerance (solver default: pegasos none, dcd 0.1, ocas 0.01).")
-@click.option("-T", "--epochs", type=int, help="Passes over the data (pegasos default 30, asset 5).")
-@click.option("-k", "batch_size", type=int, default=1, show_default=True, help="Mini-batch size (pegasos, asset).")
-@click.option("--average/--no-average", default=None,
-              help="Average the iterates of the last half of the run (pegasos, asset; default on).")
-@click.option("--task", type=click.Choice(list(TASKS)), default="c", show_default=True,
-              help="c classification, r regression, p preference ranking, o one-class (SVMlight's -z; "
-              "p: -s ocas or -s tron, relevance labels and qid; o: -s dcd, or -s asset --inner dcd for a kernel; "
-              "labels ignored, --nu).")
-@click.option("--loss", type=click.Choice(ALL_LOSSES), metavar="LOSS",
-              help="Classification: hinge (default), squared-hinge; regression: epsilon-insensitive (default), "
-              "squared-epsilon-insensitive; ranking: pairwise-hinge (ocas), pairwise-squared-hinge (tron); "
-              "one-class: one-class.")
-@click.option("-p", "epsilon", type=float, help="Regression: width of the epsilon-insensitive tube (default 0.1).")
-@click.option("--rank-c", type=click.Choice(["svm_rank", "svmlight"]),
-              help="Ranking: -c is svm_rank's C (pair cost C/number of queries; the default) or "
-              "SVMlight's -z p C (pair cost C).")
-@click.option("-w", "class_weights", type=(float, float), multiple=True, metavar="LABEL WEIGHT",
-              help="Multiply C of class LABEL by WEIGHT (dcd, ocas, asset, pegasos in memory; LIBLINEAR's -wi). "
-              "Repeatable.")
-@click.option("-b", "probability", type=click.IntRange(0, 1), default=0, callback=lambda _c, _p, v: bool(v),
-              help="1: fit Platt's sigmoids (internal 5-fold CV) so svm-predict -b 1 gives probabilities "
-              "(LIBSVM's -b); logistic models (--loss log) have them anyway.")
+@param_options
 @click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")
 @click.option("--scale", "scale", is_flag=True,
               help="Scale the features as svm-scale does (to --scale-range) and keep the ranges in the model: "
@@ -103,33 +108,6 @@ def _precompile(ctx, _param, value):
 @click.option("-C", "find_c", is_flag=True,
               help="Search C by warm-started cross-validation (-v N folds, default 5; LIBLINEAR's -C): one line "
               "per C, then 'Best C = ...'; with MODEL_FILE, train at the best C and write the model.")
-@click.option("--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000).")
-@click.option("--threads", type=int, help="Threads for parallel passes (ocas; default all cores).")
-@click.option("--max-time", type=float, help="Time limit in seconds (ocas).")
-@click.option("--cut-buffer", type=int, default=2000, show_default=True, help="Cutting planes kept (ocas).")
-@click.option("--tol-abs", type=float, default=0.0, show_default=True,
-              help="Stop when Q_P - Q_D <= this absolute gap (ocas, svmocas's -a).")
-@click.option("--qp-bound", type=float, default=0.0, show_default=True,
-              help="Stop when the primal objective Q_P <= this (ocas, svmocas's -q).")
-@click.option("--ocas-method", type=click.Choice(["ocas", "cp"]), default="ocas", show_default=True,
-              help="ocas, or the plain cutting-plane method cp (ocas).")
-@click.option("-t", "kernel_type", type=click.IntRange(0, 3),
-              help="Kernel (sbp, pegasos, asset): 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t).")
-@click.option("-g", "gamma", type=float, help="Kernel gamma (default 1/number of features).")
-@click.option("-d", "degree", type=int, help="Polynomial kernel degree (default 3).")
-@click.option("-r", "coef0", type=float, help="Kernel coef0 (default 0).")
-@click.option("-m", "cache_mb", type=float, default=200.0, show_default=True, help="Kernel row cache in MB (sbp).")
-@click.option("--nu", type=float, help="One-class SVM (--task o): the nu of LIBSVM/LIBLINEAR's -n, an upper bound "
-              "on the fraction of training rows outside and a lower one on the support vectors (default 0.5). "
-              "sbp: its nu (default: derived from -c/-l by a pilot solution).")
-@click.option("--holdout", type=float, metavar="FRACTION",
-              help="Stop when the error on this held-out fraction stops improving (sbp).")
-@click.option("--approx", type=click.Choice(["nystrom", "fourier"]), help="Kernel approximation (asset).")
-@click.option("-D", "dim", type=int, help="Landmarks (nystrom) or random features (fourier) (asset).")
-@click.option("--eig-threshold", type=float, help="Drop Nystrom eigenvalues below this (asset).")
-@click.option("--inner", type=click.Choice(["pegasos", "dcd"]), help="Linear solver on the features (asset).")
-@click.option("--strongly-convex", is_flag=True, help="ASSET*: step 1/(lambda j), no bias, no averaging (asset).")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of every random choice.")
 @click.option("--chunk-size", type=int, default=None, help="Rows per chunk when reading (memory vs. speed).")
 @click.option("--cache", "cache", default=None, metavar="[=PATH]",
               help="Keep the parsed data in a binary cache file (TRAIN_FILE.svmcache, or PATH given as "

@@ -358,6 +358,8 @@ def check_streamable(params):
     """ParameterError unless ``params`` names a solver that can stream."""
     if params.task == "p":
         raise ParameterError("--task p (ranking) trains in memory only; it cannot be combined with --stream")
+    if params.multiclass == "cs":
+        raise ParameterError("--multiclass cs (Crammer-Singer) trains in memory only; drop --stream")
     if params.loss == "log" and params.solver not in ("ocas", "pegasos"):
         raise ParameterError(f"-s {params.solver} --loss log (logistic regression) trains in memory; "
                              "with --stream, -s ocas or -s pegasos --loss log trains it")

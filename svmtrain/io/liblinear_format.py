@@ -35,7 +35,8 @@ Interop rules implemented here:
   whose two labels are equal.
 * Writing: the LinearModel's columns are written as they are; solver_type
   is kept when the model was read from a LIBLINEAR file (and is not
-  MCSVM_CS), else L2R_L2LOSS_SVC_DUAL for a squared-hinge model (header
+  MCSVM_CS), MCSVM_CS for a Crammer-Singer model (header ``multiclass
+  cs``; two classes get the columns w and -w), else L2R_L2LOSS_SVC_DUAL for a squared-hinge model (header
   ``loss``), L2R_LR_DUAL for a logistic one and L2R_L1LOSS_SVC_DUAL
   otherwise (the type only matters to
   LIBLINEAR for MCSVM_CS layout and -b 1 of logistic models). An
@@ -298,7 +299,11 @@ def write_liblinear_model(model, path):
 
     header = dict(model.header or [])
     st = header.get(HEADER_KEY)
-    if st not in CLASSIFICATION_TYPES or st == "MCSVM_CS":
+    if header.get("multiclass") == "cs" and k >= 2:
+        st = "MCSVM_CS"             # Crammer-Singer (-s dcd --multiclass cs): nr_class columns even for two
+        if k == 2:
+            W = np.hstack([W, -W])  # its two columns are w and -w; LIBLINEAR predicts by the first's sign
+    elif st not in CLASSIFICATION_TYPES or st == "MCSVM_CS":
         st = {"squared-hinge": "L2R_L2LOSS_SVC_DUAL", "log": "L2R_LR_DUAL"}.get(header.get("loss"),
                                                                               "L2R_L1LOSS_SVC_DUAL")
 

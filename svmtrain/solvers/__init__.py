@@ -34,14 +34,20 @@ VARIANTS = {
     ("ocas", REGRESSION): "svmtrain.solvers.ocas_regression",
 }
 
+# solver -> the module of its Crammer-Singer multi-class problem (--multiclass cs)
+MULTICLASS_CS = {"dcd": "svmtrain.solvers.dcd_cs"}
 
-def get_solver(name, kernel_type=None, task=None, loss=None):
-    """The solver module for ``-s name``: its kernelized module for a
-    nonlinear ``-t kernel_type`` where it has one, its variant for ``task``
-    (and ``loss``) where :data:`VARIANTS` names one, else the base module.
+
+def get_solver(name, kernel_type=None, task=None, loss=None, multiclass="ovr"):
+    """The solver module for ``-s name``: its Crammer-Singer module for
+    ``multiclass="cs"``, its kernelized module for a nonlinear
+    ``-t kernel_type`` where it has one, its variant for ``task`` (and
+    ``loss``) where :data:`VARIANTS` names one, else the base module.
     The module's ``fit`` (or ``train_model``) trains exactly that problem."""
     if name not in SOLVERS:
         raise ParameterError(f"unknown solver '{name}'; known solvers: {', '.join(SOLVERS)}")
+    if multiclass == "cs":
+        return importlib.import_module(MULTICLASS_CS[name])
     if kernel_type not in (None, 0) and name in KERNELIZED:
         return importlib.import_module(KERNELIZED[name])
     variant = VARIANTS.get((name, task, loss)) or VARIANTS.get((name, task))

@@ -1,0 +1,167 @@
+"""Crammer-Singer multi-class dcd (-s dcd --multiclass cs, LIBLINEAR's -s 4):
+the sub-problem against a bisection twin, the kernel against a plain NumPy
+sequential dual method, the optimum against LIBLINEAR -s 4, MCSVM_CS files."""
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import svmtrain
+from svmtrain.cli.train import main as train_main
+from svmtrain.errors import ParameterError
+from svmtrain.io.liblinear_format import read_liblinear_model
+from svmtrain.io.reader import read_libsvm
+from svmtrain.solvers import _cs_kernels as K
+
+LIBLINEAR = shutil.which("liblinear-train")
+
+
+def sub_problem_twin(A, yi, C, B):
+    """The sub-problem's solution by bisection on beta: a_m = min(bound_m, (beta - B_m) / A), sum a = 0."""
+    bound = np.where(np.arange(len(B)) == yi, C, 0.0)
+
+    def alphas(beta):
+        return np.minimum(bound, (beta - B) / A)
+    lo, hi = B.min() - A * C - 1.0, B.max() + A * C + 1.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if alphas(mid).sum() < 0 else (lo, mid)
+    return alphas(0.5 * (lo + hi))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_sub_problem_matches_bisection(seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 9))
+    A, C, yi = rng.uniform(0.1, 5), rng.uniform(0.01, 3), int(rng.integers(0, k))
+    B = rng.normal(size=k) * rng.choice([0.1, 1, 10])
+    got = np.empty(k)
+    K.solve_sub_problem(A, yi, C, k, B, got, np.empty(k))
+    np.testing.assert_allclose(got, sub_problem_twin(A, yi, C, B), atol=1e-9)
+    assert abs(got.sum()) < 1e-9 and got[yi] <= C + 1e-12 and np.all(np.delete(got, yi) <= 1e-12)
+
+
+def multiclass_data(n=600, d=30, k=4, seed=0):
+    """Rows near k random centres (dense, d features), labels 1..k, as a LIBSVM file text."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(k, d))
+    y = rng.integers(0, k, size=n)
+    X = centres[y] + 1.5 * rng.normal(size=(n, d))
+    return X, y + 1
+
+
+def libsvm_text(X, y):
+    return "".join(f"{int(label)} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(row)) + "\n"
+                   for row, label in zip(X, y))
+
+
+def numpy_sequential_dual(X, y, C, sweeps):
+    """A plain NumPy twin: rows in order, every class active, no shrinking;
+    returns (W (d, k), alpha (n, k))."""
+    n, d = X.shape
+    k = int(y.max()) + 1
+    W = np.zeros((d, k))
+    alpha = np.zeros((n, k))
+    for _ in range(sweeps):
+        for i in range(n):
+            A = X[i] @ X[i]
+            G = X[i] @ W + (np.arange(k) != y[i])
+            new = sub_problem_twin(A, y[i], C, G - A * alpha[i])
+            W += np.outer(X[i], new - alpha[i])
+            alpha[i] = new
+    return W, alpha
+
+
+def dual_value(W, alpha, y):
+    return float(alpha[np.arange(len(y)), y].sum() - 0.5 * (W * W).sum())
+
+
+def test_kernel_optimum_lies_inside_the_numpy_twins_bounds():
+    """Weak duality sandwiches the optimum between the twin's dual and primal
+    values (200 sweeps); ours must land inside, with its own gap closed."""
+    X, labels = multiclass_data(n=80, d=8, k=3)
+    y = labels - 1
+    W_twin, alpha_twin = numpy_sequential_dual(X, y, 1.0, 200)
+    S = X @ W_twin
+    margins = 1.0 + S - S[np.arange(len(y)), y][:, None]
+    margins[np.arange(len(y)), y] = 0.0
+    twin_primal = 0.5 * float((W_twin ** 2).sum()) + float(np.maximum(margins.max(axis=1), 0.0).sum())
+    twin_dual = dual_value(W_twin, alpha_twin, y)
+    assert twin_primal - twin_dual < 0.01 * twin_primal                 # the twin itself is close
+    model = svmtrain.train(X, labels.astype(np.float64), solver="dcd", multiclass="cs", eps=1e-6)
+    info = model.fit_results[0].info
+    assert twin_dual <= info["dual_objective"] <= info["primal_C_form"] <= twin_primal
+    assert info["primal_C_form"] - info["dual_objective"] < 1e-6 * info["primal_C_form"]
+
+
+@pytest.mark.skipif(LIBLINEAR is None, reason="LIBLINEAR (liblinear-train) not installed")
+@pytest.mark.parametrize("opts, params", [
+    (["-e", "0.0001"], {}),
+    (["-e", "0.0001", "-B", "1", "-c", "0.3"], {"bias": 1.0, "C": 0.3}),
+    (["-e", "0.0001", "-w2", "3"], {"class_weights": {2.0: 3.0}}),
+])
+def test_objective_and_predictions_match_liblinear_s4(tmp_path, opts, params):
+    """LIBLINEAR prints the dual's negative ("Objective value", 6 decimals)."""
+    X, y = multiclass_data(n=800, d=40, k=5, seed=3)
+    train = tmp_path / "train"
+    train.write_text(libsvm_text(X, y))
+    out = subprocess.run([LIBLINEAR, "-s", "4", *opts, str(train), str(tmp_path / "ll.model")], check=True,
+                         capture_output=True, text=True).stdout
+    theirs = -float(out.split("Objective value = ")[1].split()[0])
+    ours = svmtrain.train(str(train), solver="dcd", multiclass="cs", eps=1e-4, **params)
+    assert ours.fit_results[0].info["dual_objective"] == pytest.approx(theirs, rel=1e-6, abs=2e-6)
+    data = read_libsvm(train)
+    assert np.mean(ours.predict(data) == read_liblinear_model(tmp_path / "ll.model").predict(data)) >= 0.995
+
+
+@pytest.mark.skipif(shutil.which("liblinear-predict") is None, reason="LIBLINEAR not installed")
+def test_mcsvm_cs_files_go_to_liblinear_predict(tmp_path):
+    X, y = multiclass_data(n=300, d=10, k=3, seed=5)
+    train = tmp_path / "train"
+    train.write_text(libsvm_text(X, y))
+    for extra in ([], ["-B", "1"]):
+        model = tmp_path / "m"
+        res = CliRunner().invoke(train_main, ["-s", "4", *extra, "--model-format", "liblinear", "-q", str(train),
+                                              str(model)])
+        assert res.exit_code == 0, res.output
+        assert model.read_text().startswith("solver_type MCSVM_CS\nnr_class 3\n")
+        subprocess.run(["liblinear-predict", str(train), str(model), str(tmp_path / "out")], check=True,
+                       capture_output=True)
+        theirs = np.loadtxt(tmp_path / "out")
+        ours = svmtrain.predict(str(train), svmtrain.load_model(model))
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_two_classes_keep_one_column_and_write_w_and_minus_w(tmp_path):
+    X, y = multiclass_data(n=200, d=6, k=2, seed=1)
+    model = svmtrain.train(X, y.astype(np.float64), solver="dcd", multiclass="cs")
+    assert model.W.shape == (6, 1)
+    from svmtrain.io.liblinear_format import write_liblinear_model
+    write_liblinear_model(model, tmp_path / "m")
+    text = (tmp_path / "m").read_text()
+    assert "solver_type MCSVM_CS\nnr_class 2\n" in text
+    rows = np.array([[float(v) for v in line.split()] for line in text.split("w\n")[1].splitlines()])
+    np.testing.assert_array_equal(rows[:, 1], -rows[:, 0])
+    back = read_liblinear_model(tmp_path / "m")
+    np.testing.assert_array_equal(back.predict(svmtrain.arrays.as_chunk(X)), model.predict(svmtrain.arrays.as_chunk(X)))
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(solver="ocas", multiclass="cs"), "trained by -s dcd, not -s ocas"),
+    (dict(solver="dcd", multiclass="cs", loss="squared-hinge"), "hinge loss"),
+    (dict(solver="dcd", multiclass="cs", task="r"), "hinge loss"),
+])
+def test_what_crammer_singer_refuses(options, match):
+    X, y = multiclass_data(n=30, d=3, k=3)
+    with pytest.raises(ParameterError, match=match):
+        svmtrain.train(X, y.astype(np.float64), **options)
+
+
+def test_stream_refuses_crammer_singer(tmp_path):
+    X, y = multiclass_data(n=30, d=3, k=3)
+    train = tmp_path / "train"
+    train.write_text(libsvm_text(X, y))
+    res = CliRunner().invoke(train_main, ["-s", "4", "--stream", str(train), str(tmp_path / "m")])
+    assert res.exit_code == 2 and "in memory only" in res.output
