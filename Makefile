@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
 .PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache \
-	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-sklearn experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
+	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-sklearn bench-multiclass experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
 	readme-tour
 
 $(BIN)/python:
@@ -81,6 +81,9 @@ bench-sklearn: install
 	$(PIP) install -q 'scikit-learn>=1.6'
 	$(BIN)/python scripts/bench_sklearn.py
 
+bench-multiclass: install
+	$(BIN)/python scripts/bench_multiclass.py
+
 bench-grid: install
 	$(BIN)/python scripts/bench_grid.py --log2c=-5,15,4 --log2g=3,-15,-4
 
@@ -91,7 +94,7 @@ bench: bench-startup bench-table
 
 # every benchmark, the per-issue ones at their own (larger) default sizes
 bench-all: bench bench-parse bench-kernel bench-asset bench-cache bench-dask bench-stream bench-param bench-tasks \
-	bench-ranking bench-first-run bench-grid
+	bench-ranking bench-first-run bench-grid bench-multiclass
 
 # The papers' experiments: results/NAME.csv and results/NAME.png (PNG with the `plot` extra).
 exp-pegasos: install

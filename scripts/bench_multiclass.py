@@ -59,7 +59,7 @@ def main():
             "liblinear-train -s 4": [LIBLINEAR_TRAIN, "-s", "4", *opts, train, os.path.join(work, "ll.model")]}
     timed(cmds["svmtrain -s dcd --multiclass cs"])         # compile or load the kernels, untimed
     print(f"{train}: {args.rows} rows, {args.features} features, ~{args.nnz_per_row} nonzeros per row, "
-          f"{args.classes} classes; C = {args.c}, -e {args.e}; load {load_average():.2f}", flush=True)
+          f"{args.classes} classes; C = {args.c}, -e {args.e}; load {load_average()}", flush=True)
     walls = {k: [] for k in cmds}
     rss = {}
     out = {}
