@@ -64,6 +64,27 @@ def solve_sub_problem(A, yi, C_yi, active, B, alpha_new, D):
         alpha_new[r] = min(bound, (beta - B[r]) / A)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_scores(indptr, indices, values, i, B, w, uk, ud, order, ubase, una, G):
+    """G[m] += w_c . x_i for the classes c = order[ubase + m], m < una (the
+    constant feature B included; unsigned indices, see cs_run), prefetching
+    the weights of the feature AHEAD nonzeros on (its first and last line)."""
+    end = _U(indptr[i + 1])
+    for q in range(_U(indptr[i]), end):
+        if q + AHEAD < end:
+            ahead = _U(indices[q + AHEAD]) * uk
+            _prefetch(w, ahead)
+            _prefetch(w, ahead + uk - _U(1))
+        wb = _U(indices[q]) * uk
+        v = values[q]
+        for m in range(una):
+            G[m] += w[wb + _U(order[ubase + m])] * v
+    if B != 0.0:
+        wb = ud * uk
+        for m in range(una):
+            G[m] += w[wb + _U(order[ubase + m])] * B
+
+
 @njit(cache=True, nogil=True)
 def _shrinkable(pos, y_pos_i, a, C_i, g, min_g):
     """True when the class at position ``pos`` sits at its bound with a gradient below min_g."""
@@ -108,21 +129,7 @@ def cs_run(indptr, indices, values, B, y, C, QD, k, alpha, w, order, y_pos, acti
                     G[m] = 1.0
                 if yp < na:
                     G[yp] = 0.0
-                una = _U(na)
-                end = _U(indptr[i + 1])
-                for q in range(_U(indptr[i]), end):
-                    if q + AHEAD < end:     # the weights of a feature AHEAD nonzeros on: first and last line
-                        ahead = _U(indices[q + AHEAD]) * uk
-                        _prefetch(w, ahead)
-                        _prefetch(w, ahead + uk - _U(1))
-                    wb = _U(indices[q]) * uk
-                    v = values[q]
-                    for m in range(una):
-                        G[m] += w[wb + _U(order[ubase + m])] * v
-                if B != 0.0:
-                    wb = _U(d) * uk
-                    for m in range(una):
-                        G[m] += w[wb + _U(order[ubase + m])] * B
+                _add_scores(indptr, indices, values, i, B, w, uk, _U(d), order, ubase, _U(na), G)
                 min_g = np.inf
                 max_g = -np.inf
                 for m in range(na):
@@ -205,22 +212,12 @@ def cs_losses(indptr, indices, values, B, y, C, k, w):
     """sum_i C_i max(0, max_{m != y_i} 1 + w_m.x_i - w_{y_i}.x_i) (w feature-major, as cs_run's)."""
     n = y.shape[0]
     d = w.shape[0] // k - 1
-    uk = _U(k)
+    every = np.arange(k)
     s = np.empty(k)
     total = 0.0
     for i in range(n):
-        for m in range(k):
-            s[m] = B * w[d * k + m]
-        end = _U(indptr[i + 1])
-        for q in range(_U(indptr[i]), end):
-            if q + AHEAD < end:
-                ahead = _U(indices[q + AHEAD]) * uk
-                _prefetch(w, ahead)
-                _prefetch(w, ahead + uk - _U(1))
-            wb = _U(indices[q]) * uk
-            v = values[q]
-            for m in range(uk):
-                s[m] += w[wb + m] * v
+        s[:] = 0.0
+        _add_scores(indptr, indices, values, i, B, w, _U(k), _U(d), every, _U(0), _U(k), s)
         worst = 0.0
         for m in range(k):
             if m != y[i]:
