@@ -80,10 +80,7 @@ class OnlinePegasos:
 
 
 def _checked_weights(chunk):
-    """The chunk's row weights, None when absent or all 1; ValueError when they sum to 0."""
+    """The chunk's row weights, None when absent or all 1 (``svmtrain.arrays.as_chunk``
+    has refused negative weights and weights that are all 0)."""
     weights = chunk.weights
-    if weights is None or np.all(weights == 1.0):
-        return None
-    if not np.sum(weights) > 0:
-        raise ValueError("sample_weight is zero for every row: no row to draw")
-    return weights
+    return None if weights is None or np.all(weights == 1.0) else weights

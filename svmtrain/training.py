@@ -133,6 +133,8 @@ def weighted_rows(data, params):
     if np.any(weights == 0.0):
         data = take_rows(data, np.flatnonzero(weights))
         weights = data.weights
+    if data.n_rows == 0:        # every weight was 0: train() reports the empty training set
+        return dataclasses.replace(data, weights=None), params
     if np.all(weights == weights[0]):
         s = float(weights[0])
         if s != 1.0:

@@ -91,7 +91,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
 
     C, Cp, Cn, U_pos, U_neg, D_pos, D_neg = dual_box(params, class_cost, n)
     B = kernel_bias(params)
-    row_cost = row_weights(X)
+    row_cost = kernel_row_cost(X)
 
     w = np.zeros(n_features + 1, np.float64)
     QD = row_sqnorms(indptr, values, B)
@@ -155,7 +155,7 @@ def _dual(w, y, alpha, D_pos, D_neg, row_cost):
     return sa - 0.5 * (float(w @ w) + sq), n_sv
 
 
-def row_weights(X):
+def kernel_row_cost(X):
     """The ``row_cost`` of ``dcd_run``: X's row weights (sample weights, all
     > 0: training drops the rows of weight 0), or an empty array for none."""
     weights = getattr(X, "weights", None)
