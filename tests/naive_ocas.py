@@ -160,3 +160,14 @@ def line_case(rng, n, ties=False):
     w_b = rng.normal(size=6)
     w_d = rng.normal(size=6) * 2
     return y, cw, out_b, out_d, w_b, w_d
+
+
+def combine_rows(Xt, G, alpha, k, g_b, s0, w0):
+    """Twin of combine_rows in the dense weight space (Xt: the rows with the
+    constant feature): (g_d, out_d, |w_c|^2, |w_d|^2, w_b.w_d), where
+    w_c = Xt' (alpha G) and w_b = s0 w0 + Xt' g_b."""
+    g_c = alpha[:k] @ G[:k]
+    w_c = Xt.T @ g_c
+    w_b = s0 * w0 + Xt.T @ g_b
+    w_d = w_c - w_b
+    return g_c - g_b, Xt @ w_d, float(w_c @ w_c), float(w_d @ w_d), float(w_b @ w_d)

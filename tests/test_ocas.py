@@ -339,8 +339,14 @@ def test_update_outputs_and_loss_at(small, nb, t, mu):
 
 @pytest.mark.parametrize("nb", [1, 2, 5])
 @pytest.mark.parametrize("B", [0.0, 1.5])
-def test_scatter_cut(small, nb, B):
+@pytest.mark.parametrize("shape", ["tall", "wide"])
+def test_scatter_cut(small, wide, nb, B, shape):
+    """Both ways of splitting the work (row blocks into buffers; feature
+    ranges, for wide data) against the dense sum."""
     X, y, d, cw, rng = small
+    if shape == "wide":
+        X, y, d = wide.X, wide.y, wide.d
+        cw = np.where(y > 0, 1.5, 0.7)
     Xd = N.dense(X.indptr, X.indices, X.values, d, B)
     viol = (rng.random(len(y)) < 0.5).astype(np.int8)
     prev = (rng.random(len(y)) < 0.5).astype(np.int8)
@@ -385,6 +391,97 @@ def test_gram_row_and_combine(small, nb):
     np.testing.assert_allclose(w_c, w_want, rtol=1e-13)
     np.testing.assert_allclose(w_d, d_want, rtol=1e-13)
     np.testing.assert_allclose(dots, dots_want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("nb", [1, 3])
+@pytest.mark.parametrize("warm", [False, True])
+def test_combine_and_shift_rows(small, nb, warm):
+    """The row form's products (sums over the examples) equal the dense ones."""
+    X, y, d, _, rng = small
+    B = 1.5
+    Xt = N.dense(X.indptr, X.indices, X.values, d, B)
+    n = X.n_rows
+    G = rng.normal(size=(7, n))
+    U = G @ Xt @ Xt.T                      # U[j] = Xt (Xt' G[j])
+    alpha = np.r_[0.2, 0.0, 0.5, 0.1, 0.0, 9.0, 9.0]   # only the first 5 count
+    g_b = rng.normal(size=n)
+    w0 = rng.normal(size=d + 1) if warm else np.zeros(d + 1)
+    s0 = 0.3 if warm else 0.0
+    out0 = Xt @ w0 if warm else np.zeros(0)
+    out_b = s0 * (Xt @ w0) + Xt @ (Xt.T @ g_b)
+    g_d, out_d = np.full(n, np.nan), np.full(n, np.nan)
+    got = K.combine_rows(G, U, alpha, 5, g_b, out_b, out0, s0, float(w0 @ w0), g_d, out_d, nb)
+    gd_want, od_want, *dots_want = N.combine_rows(Xt, G, alpha, 5, g_b, s0, w0)
+    np.testing.assert_allclose(g_d, gd_want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out_d, od_want, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(got, dots_want, rtol=1e-10)
+    # move w_b by t w_d: outputs and s0 first (as ocas does), then shift_rows
+    t = 0.4
+    out_b += t * out_d
+    s1 = s0 * (1.0 - t)
+    sq = K.shift_rows(g_b, t, g_d, out_b, out0, s1, float(w0 @ w0), nb)
+    w_b = s1 * w0 + Xt.T @ g_b
+    assert sq == pytest.approx(float(w_b @ w_b), rel=1e-10)
+
+
+@pytest.fixture(scope="module")
+def wide():
+    """More features than twice the rows: ocas keeps its cuts as rows."""
+    rng = np.random.default_rng(11)
+    n, d = 300, 4000
+    M = sp.random(n, d, density=0.01, random_state=np.random.RandomState(11), format="csr")
+    M.data = rng.normal(size=M.nnz)
+    y = np.where(M @ rng.normal(size=d) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return Problem(_chunk_from_csr(M, y), y, d)
+
+
+@pytest.mark.parametrize("kw", [{}, {"ocas_method": "cp"}, {"bias": 1.0, "eps": 1e-4},
+                                {"cut_buffer": 4}, {"threads": 2}])
+def test_row_form_follows_the_dense_form(wide, synthetic, kw):
+    """Cuts as rows over the examples give the run of dense cuts: the same
+    iterations, bounds and w (up to rounding), on wide data (where fit
+    picks rows) and on tall data (where it picks dense cuts)."""
+    assert ocas.rows_pay(wide.X, wide.d) and not ocas.rows_pay(synthetic.X, synthetic.d)
+    for P in (wide, synthetic):
+        params = TrainParams(solver="ocas", **{"threads": 1, **kw})
+        cost = (1.0, 1.5)
+        dense = ocas.fit(P.X, P.y, P.d, params, class_cost=cost, cut_form="dense")
+        rows = ocas.fit(P.X, P.y, P.d, params, class_cost=cost, cut_form="rows")
+        assert rows.converged and dense.converged
+        if rows.n_iter == dense.n_iter:
+            assert rows.info["Q_P"] == pytest.approx(dense.info["Q_P"], rel=1e-9)
+            assert rows.info["Q_D"] == pytest.approx(dense.info["Q_D"], rel=1e-9)
+            np.testing.assert_allclose(rows.w, dense.w, rtol=1e-6, atol=1e-8)
+        else:   # long runs may part in the last bits, a few iterations from the end
+            assert abs(rows.n_iter - dense.n_iter) <= max(3, 0.05 * dense.n_iter) and dense.n_iter > 100
+            eps = kw.get("eps", 0.01)
+            assert rows.info["Q_P"] == pytest.approx(dense.info["Q_P"], rel=eps)
+        B = params.bias
+        assert P.primal(rows.w, B=B, cost=cost) == pytest.approx(rows.info["Q_P"], rel=1e-9)
+        if kw.get("cut_buffer"):
+            assert rows.info["cuts_merged"] + rows.info["cuts_dropped"] > 0
+
+
+def test_row_form_warm_start_and_trace(wide):
+    """A warm start (the -C path) and the trace's per-iteration w_b in the row form."""
+    params = TrainParams(solver="ocas", threads=1, eps=1e-5)
+    w0 = np.full(wide.d + 1, 0.01)
+    seen = []
+    runs = {}
+    for form in ("dense", "rows"):
+        ws = {"w": w0.copy()}
+        runs[form] = ocas.fit(wide.X, wide.y, wide.d, params, warm_start=ws, cut_form=form,
+                              monitor=lambda snap: seen.append(snap()))
+        np.testing.assert_array_equal(ws["w"][:wide.d], runs[form].w[:wide.d])
+    assert runs["rows"].n_iter == runs["dense"].n_iter
+    np.testing.assert_allclose(runs["rows"].w, runs["dense"].w, rtol=1e-7, atol=1e-9)
+    half = len(seen) // 2
+    assert len(seen) == 2 * runs["rows"].n_iter
+    for a, b in zip(seen[:half], seen[half:]):
+        assert b.norm2 == pytest.approx(a.norm2, rel=1e-9)
+        np.testing.assert_allclose(b.scores, a.scores, rtol=1e-8, atol=1e-10)
+    with pytest.raises(ValueError, match="cut_form"):
+        ocas.fit(wide.X, wide.y, wide.d, params, cut_form="sparse")
 
 
 def _random_qp(rng, k, d, dup=False, scale=1.0):

@@ -243,7 +243,7 @@ def test_ocas_serial_twins_equal_the_parallel_kernels_on_one_block():
         r["scatter"] = f(K.scatter_cut)(X.indptr, X.indices, X.values, 1.0, Xy, Xcw, Xviol, Xprev, False, 1,
                                         np.empty((1, 1)), np.zeros(dd))
         AA, out = A.copy(), np.zeros(5)
-        r["gram"] = (f(K.gram_row)(AA, 5, 2, A[4].copy(), 1, out), AA, out)
+        r["rows_dot"] = (f(K.rows_dot)(AA, 5, A[4].copy(), 1, out), out)
         w = A[0].copy()
         r["axpy"] = (f(K.axpy_sqnorm)(w, 0.5, A[1], 1), w)
         wc, wd = np.empty(d), np.empty(d)

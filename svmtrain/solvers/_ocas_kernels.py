@@ -156,6 +156,28 @@ loss_at = by_blocks(loss_at_kernel, 5)
 # ---------------------------------------------------------------------------
 # The new cut: a = sum_i coef_i x_i over the rows with coef_i != 0.
 # ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _scatter_range(indptr, indices, values, B, y, cw, viol, prev, delta, lo, hi, out):
+    """The part of scatter_cut_kernel's sum that falls on features lo..hi-1."""
+    n = y.shape[0]
+    last = out.shape[0] - 1
+    full = lo == 0 and hi == last + 1
+    for i in range(n):
+        c = viol[i] - prev[i] if delta else viol[i]
+        if c != 0:
+            a = c * cw[i] * y[i]
+            if lo <= last < hi:
+                out[last] += a * B
+            if full:
+                for p in range(indptr[i], indptr[i + 1]):
+                    out[indices[p]] += a * values[p]
+            else:
+                for p in range(indptr[i], indptr[i + 1]):
+                    j = indices[p]
+                    if lo <= j < hi:
+                        out[j] += a * values[p]
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
 def scatter_cut_kernel(indptr, indices, values, B, y, cw, viol, prev, delta, nb, buf, out):
     """out += sum_i coef_i x_i (the constant feature B included), where
@@ -163,22 +185,29 @@ def scatter_cut_kernel(indptr, indices, values, B, y, cw, viol, prev, delta, nb,
     coef_i = c_i y_i (viol_i - prev_i) (``delta`` true: the change from the
     previous cut, whose vector the caller has put in ``out``).
 
-    Row blocks are scattered into the rows of ``buf`` (nb, d+1), one per
-    block, then summed into ``out`` in block order, in parallel over
-    feature ranges. ``buf`` is scratch; with nb == 1 it is not touched.
+    With nb > 1, when the rows to add hold fewer values than about three
+    times nb (d+1) / (nb - 1) (wide data, few rows), each block owns a
+    feature range and reads every such row, keeping its own features;
+    otherwise row blocks are scattered into the rows of ``buf`` (nb, d+1),
+    one per block, then summed into ``out`` in block order, in parallel
+    over feature ranges. ``buf`` is scratch; with nb == 1 it is not touched.
     """
     n = y.shape[0]
     dd = out.shape[0]
-    last = dd - 1
     if nb == 1:
-        for i in range(n):
-            c = viol[i] - prev[i] if delta else viol[i]
-            if c != 0:
-                a = c * cw[i] * y[i]
-                out[last] += a * B
-                for p in range(indptr[i], indptr[i + 1]):
-                    out[indices[p]] += a * values[p]
+        _scatter_range(indptr, indices, values, B, y, cw, viol, prev, delta, 0, dd, out)
         return out
+    nnz_sel = 0
+    for i in range(n):
+        c = viol[i] - prev[i] if delta else viol[i]
+        if c != 0:
+            nnz_sel += indptr[i + 1] - indptr[i]
+    if (nb - 1) * nnz_sel < 3 * nb * dd:
+        for fb in prange(nb):
+            lo, hi = _block(fb, nb, dd)
+            _scatter_range(indptr, indices, values, B, y, cw, viol, prev, delta, lo, hi, out)
+        return out
+    last = dd - 1
     for blk in prange(nb):
         row = buf[blk]
         row[:] = 0.0
@@ -206,28 +235,33 @@ scatter_cut = by_blocks(scatter_cut_kernel, 9)
 # Cut buffer: Gram row of a new cut, and w_c = sum alpha_j a_j.
 # ---------------------------------------------------------------------------
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def gram_row_kernel(A, k, slot, a, nb, out):
-    """Store the cut ``a`` as ``A[slot]`` and set out[j] = A[j].a for j < k
-    (slot < k; out[slot] = a.a). One pass over A, parallel over feature
-    blocks: the O(k d), memory-bound step of each iteration."""
-    dd = a.shape[0]
+def rows_dot_kernel(M, k, v, nb, out):
+    """out[j] = M[j].v for j < k: one pass over the first k rows of M,
+    parallel over column blocks (the O(k width), memory-bound step of
+    each iteration)."""
+    width = v.shape[0]
     part = np.zeros((nb, k))
     for fb in prange(nb):
-        lo, hi = _block(fb, nb, dd)
-        row = A[slot]
-        for q in range(lo, hi):
-            row[q] = a[q]
+        lo, hi = _block(fb, nb, width)
         for j in range(k):
-            part[fb, j] = _dot(A[j], a, lo, hi)
+            part[fb, j] = _dot(M[j], v, lo, hi)
     for j in range(k):
         s = 0.0
         for fb in range(nb):
             s += part[fb, j]
         out[j] = s
+    return out
+
+
+rows_dot = by_blocks(rows_dot_kernel, 3)
+
+
+def gram_row(A, k, slot, a, nb, out):
+    """Store the cut ``a`` as ``A[slot]`` and set out[j] = A[j].a for j < k
+    (slot < k); returns out[slot] = a.a."""
+    A[slot] = a
+    rows_dot(A, k, a, nb, out)
     return out[slot]
-
-
-gram_row = by_blocks(gram_row_kernel, 4)
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
@@ -284,6 +318,84 @@ def combine_cuts_kernel(A, alpha, k, w_b, w_c, w_d, nb):
 
 
 combine_cuts = by_blocks(combine_cuts_kernel, 6)
+
+
+# ---------------------------------------------------------------------------
+# Cuts as rows over the examples (ocas.RowForm): a_j = X~' G[j] and
+# U[j] = X~ a_j, so w_c = X~' g_c with g_c = sum alpha_j G[j] and its outputs
+# X~ w_c = sum alpha_j U[j] cost O(k n), not O(k d). w_b = s0 w0 + X~' g_b
+# (w0 a warm start, out0 = X~ w0, n00 = |w0|^2; out0 is empty without one).
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def combine_rows_kernel(G, U, alpha, k, g_b, out_b, out0, s0, n00, g_d, out_d, nb):
+    """g_d = sum_{j<k, alpha_j>0} alpha_j G[j] - g_b and out_d = sum alpha_j
+    U[j] - out_b (the coefficients and outputs of w_d = w_c - w_b).
+
+    Returns (w_c.w_c, w_d.w_d, w_b.w_d), each as a sum over the examples
+    of a coefficient times an output (w_d.w_d from g_d and out_d
+    themselves, not as a difference of dot products)."""
+    n = g_b.shape[0]
+    warm = out0.shape[0] > 0
+    part = np.zeros((nb, 5))
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        for i in range(lo, hi):
+            g_d[i] = 0.0
+            out_d[i] = 0.0
+        for j in range(k):
+            aj = alpha[j]
+            if aj > 0.0:
+                Gj = G[j]
+                Uj = U[j]
+                for i in range(lo, hi):
+                    g_d[i] += aj * Gj[i]
+                    out_d[i] += aj * Uj[i]
+        part[blk, 0] = _dot(g_d, out_d, lo, hi)          # g_c . out_c = |w_c|^2
+        for i in range(lo, hi):
+            g_d[i] -= g_b[i]
+            out_d[i] -= out_b[i]
+        part[blk, 1] = _dot(g_d, out_d, lo, hi)
+        part[blk, 2] = _dot(g_d, out_b, lo, hi)
+        if warm:
+            part[blk, 3] = _dot(g_d, out0, lo, hi)
+            part[blk, 4] = _dot(g_b, out0, lo, hi)
+    s = np.zeros(5)
+    for blk in range(nb):
+        for q in range(5):
+            s[q] += part[blk, q]
+    scc = s[0]
+    sdd = s[1] - s0 * (s[3] - s0 * n00)
+    sbd = s[2] - s0 * (s0 * n00 + s[4])
+    return scc, sdd, sbd
+
+
+combine_rows = by_blocks(combine_rows_kernel, 11)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def shift_rows_kernel(g_b, t, g_d, out_b, out0, s0, n00, nb):
+    """g_b += t g_d in place (w_b moved to w_b + t w_d, whose outputs out_b
+    and weight s0 of w0 the caller has already moved); returns |w_b|^2 =
+    g_b.out_b + s0 (s0 n00 + g_b.out0)."""
+    n = g_b.shape[0]
+    warm = out0.shape[0] > 0
+    part = np.zeros((nb, 2))
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        for i in range(lo, hi):
+            g_b[i] += t * g_d[i]
+        part[blk, 0] = _dot(g_b, out_b, lo, hi)
+        if warm:
+            part[blk, 1] = _dot(g_b, out0, lo, hi)
+    s_b = 0.0
+    s_0 = 0.0
+    for blk in range(nb):
+        s_b += part[blk, 0]
+        s_0 += part[blk, 1]
+    return s_b + s0 * (s0 * n00 + s_0)
+
+
+shift_rows = by_blocks(shift_rows_kernel, 7)
 
 
 # ---------------------------------------------------------------------------

@@ -85,18 +85,21 @@ EXIT_EMPTY = "EmptyData"
 
 
 class _Cuts:
-    """The cut buffer: vectors A[j], offsets b[j], Gram matrix H, duals alpha."""
+    """The cut buffer: offsets b[j], Gram matrix H, duals alpha, and the
+    cut vectors as rows of the arrays ``stores`` (one array per width in
+    ``widths``: a dense cut is one row of length d + 1, a cut over the
+    examples two rows of length n; see DenseForm and RowForm)."""
 
-    def __init__(self, dim, limit, nb):
-        self.dim = dim
+    def __init__(self, widths, limit, nb):
+        self.widths = tuple(widths)
         self.limit = limit
         self.nb = nb
         # np.empty reserves address space only (pages are touched row by
         # row as cuts arrive, as huge pages where numpy can madvise them),
         # so start with room for up to 2 GiB of cuts and grow rarely
-        self.cap = min(limit, max(2, CUT_RESERVE_BYTES // (8 * dim)))
+        self.cap = min(limit, max(2, CUT_RESERVE_BYTES // (8 * sum(self.widths))))
         self.k = 0
-        self.A = np.empty((self.cap, dim))
+        self.stores = [np.empty((self.cap, w)) for w in self.widths]
         self.H = np.zeros((self.cap, self.cap))
         self.b = np.zeros(self.cap)
         self.alpha = np.zeros(self.cap)
@@ -109,11 +112,13 @@ class _Cuts:
     def _grow(self):
         cap = min(self.limit, 2 * self.cap)
         k = self.k
-        A = np.empty((cap, self.dim))
-        A[:k] = self.A[:k]
+        for q, old in enumerate(self.stores):
+            new = np.empty((cap, old.shape[1]))
+            new[:k] = old[:k]
+            self.stores[q] = new
         H = np.zeros((cap, cap))
         H[:k, :k] = self.H[:k, :k]
-        self.A, self.H = A, H
+        self.H = H
         for name in ("b", "alpha", "last_active", "born", "hrow"):
             old = getattr(self, name)
             new = np.zeros(cap, old.dtype)
@@ -152,24 +157,143 @@ class _Cuts:
         row[j] = 0.0
         H[i, :k] = row
         H[:k, i] = row
-        self.A[i] *= ti
-        K.axpy_sqnorm(self.A[i], tj, self.A[j], self.nb)
+        for rows in self.stores:      # every representation of a cut is linear in it
+            rows[i] *= ti
+            K.axpy_sqnorm(rows[i], tj, rows[j], self.nb)
         self.b[i] = ti * self.b[i] + tj * self.b[j]
         self.alpha[i] = s
         self.born[i] = min(self.born[i], self.born[j])
         self.n_merged += 1
         return j
 
-    def add(self, a, bval, it):
+    def add(self, fill, bval, it):
+        """Append a cut with offset ``bval``: ``fill(slot, k, hrow)`` stores
+        its rows in ``stores[...][slot]`` and sets hrow[j] (j < k) to its
+        products with cut j (itself at j = slot)."""
         slot = self._free_slot()
         k = self.k
         self.b[slot] = bval
         self.alpha[slot] = 0.0
         self.last_active[slot] = it
         self.born[slot] = it
-        K.gram_row(self.A, k, slot, a, self.nb, self.hrow)
+        fill(slot, k, self.hrow)
         self.H[slot, :k] = self.hrow[:k]
         self.H[:k, slot] = self.hrow[:k]
+
+
+class DenseForm:
+    """w_b, w_c = sum alpha_j a_j and w_d = w_c - w_b as dense vectors and
+    the cuts as dense rows of length d + 1: O(k d) work per iteration
+    (the Gram row of a new cut, w_c), over ``data`` (LocalData or any
+    object with its methods, in memory, streamed or on Dask)."""
+
+    def __init__(self, data, dim, cut_limit, nb):
+        self.data, self.nb = data, nb
+        self.cuts = _Cuts((dim,), cut_limit, nb)
+        self.w_b = _zeros(dim)
+        self.w_c = _zeros(dim)
+        self.w_d = _zeros(dim)
+
+    def start_at(self, w0):
+        """w_b = w0 (with its outputs); returns |w0|^2."""
+        self.w_b[:] = w0
+        self.data.start_at(self.w_b)
+        return float(self.w_b @ self.w_b)
+
+    def combine(self):
+        """w_c and w_d from the cuts' alpha; returns (|w_c|^2, |w_d|^2, w_b.w_d)."""
+        c = self.cuts
+        return K.combine_cuts(c.stores[0], c.alpha, c.k, self.w_b, self.w_c, self.w_d, self.nb)
+
+    def line_search(self, qa, qb):
+        return self.data.line_search(self.w_b, self.w_d, qa, qb)
+
+    def loss_at_end(self):
+        return self.data.loss_at_end(self.w_b, self.w_d)
+
+    def moved(self, t, scc):
+        """w_b += t w_d after ``data.move(t, ...)``; returns |w_b|^2."""
+        if t == 1.0:
+            self.w_b[:] = self.w_c
+            return scc
+        return K.axpy_sqnorm(self.w_b, t, self.w_d, self.nb)
+
+    def add_cut(self, bval, it):
+        a = self.data.cut()
+        self.cuts.add(lambda slot, k, hrow: K.gram_row(self.cuts.stores[0], k, slot, a, self.nb, hrow), bval, it)
+
+    def w(self):
+        """w_b (owned by this object)."""
+        return self.w_b
+
+
+class RowForm:
+    """Cuts and points as combinations of the examples, for in-memory data
+    with fewer examples than features: cut j is a_j = X~' G[j] (X~ the rows
+    with the constant feature B) and U[j] = X~ a_j its outputs, both
+    n-vectors; w_b = s0 w0 + X~' g_b (w0 a warm start). Then w_c's outputs
+    are U' alpha and every product the loop needs is a sum over the
+    examples (``_ocas_kernels.combine_rows``), so an iteration costs
+    O(nnz + k n + d) (one pass to scatter the new cut, one to take its
+    outputs), not O(k d); the line search needs no data pass. w itself is
+    formed once, at the end (``w()``).
+
+    ``data`` is a LocalData over one in-memory Chunk (``cut_coefficients``
+    and ``outputs_of``)."""
+
+    def __init__(self, data, n, dim, cut_limit, nb):
+        self.data, self.nb, self.dim = data, nb, dim
+        self.cuts = _Cuts((n, n), cut_limit, nb)
+        self.g_b = _zeros(n)
+        self.g_d = _zeros(n)
+        self.u = _zeros(n)
+        self.out0 = np.zeros(0)
+        self.s0 = 0.0
+        self.n00 = 0.0
+        self.w0 = None
+
+    def start_at(self, w0):
+        self.w0 = np.array(w0, np.float64)
+        self.data.start_at(self.w0)
+        self.out0 = self.data.out_b.copy()
+        self.s0 = 1.0
+        self.n00 = float(self.w0 @ self.w0)
+        return self.n00
+
+    def combine(self):
+        c, d = self.cuts, self.data
+        G, U = c.stores
+        return K.combine_rows(G, U, c.alpha, c.k, self.g_b, d.out_b, self.out0, self.s0, self.n00,
+                              self.g_d, d.out_d, self.nb)
+
+    def line_search(self, qa, qb):
+        return self.data.line_search(None, None, qa, qb)
+
+    def loss_at_end(self):
+        return self.data.loss_at_end(None, None)
+
+    def moved(self, t, scc):
+        self.s0 *= 1.0 - t
+        return K.shift_rows(self.g_b, t, self.g_d, self.data.out_b, self.out0, self.s0, self.n00, self.nb)
+
+    def add_cut(self, bval, it):
+        data = self.data
+        data.outputs_of(data.cut(), self.u)
+        g = data.cut_coefficients()
+        G, U = self.cuts.stores
+
+        def fill(slot, k, hrow):
+            G[slot] = g
+            U[slot] = self.u
+            K.rows_dot(G, k, self.u, self.nb, hrow)
+        self.cuts.add(fill, bval, it)
+
+    def w(self):
+        """w_b = s0 w0 + X~' g_b (a new array)."""
+        w = self.data.combination(self.g_b, _zeros(self.dim))
+        if self.s0 != 0.0:
+            w += self.s0 * self.w0
+        return w
 
 
 def _zeros(shape, dtype=np.float64):
@@ -202,9 +326,10 @@ WARM_START = True      # fit takes warm_start (see solve)
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None,
-        warm_start=None):
+        warm_start=None, cut_form=None):
     """Train one binary linear SVM (hinge loss) by OCAS; see the module doc.
-    ``warm_start``: see :func:`solve`.
+    ``warm_start``: see :func:`solve`. ``cut_form``: "dense", "rows" (in
+    memory only) or None, which picks by :func:`rows_pay`.
 
     ``X`` is a Chunk or a chunk source (:mod:`svmtrain.data.chunk_source`); from a
     source each iteration reads every block once for the outputs and the
@@ -222,7 +347,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     old_threads = numba.get_num_threads()
     numba.set_num_threads(nb)
     try:
-        return _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration, warm_start)
+        return _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration, warm_start, cut_form)
     finally:
         numba.set_num_threads(old_threads)
 
@@ -277,9 +402,30 @@ class LocalData:
 
     def _outputs(self, w_d):
         """out_d = X w_d, block by block (one pass over the source)."""
+        self.outputs_of(w_d, self.out_d)
+
+    def outputs_of(self, w, out):
+        """out = X w (with the constant feature B); returns out."""
         b = self.X.bounds
         for j, c in self.X.blocks():
-            margins(c.indptr, c.indices, c.values, w_d, self.B, 0.0, self.out_d[b[j]:b[j + 1]])
+            margins(c.indptr, c.indices, c.values, w, self.B, 0.0, out[b[j]:b[j + 1]])
+        return out
+
+    def cut_coefficients(self):
+        """The last cut's coefficients over the rows, c_i y_i viol_i (a new
+        array): the cut vector is their combination of the rows."""
+        return self.cw * self.y * self.viol
+
+    def combination(self, g, out):
+        """out += sum_i g_i x_i (the constant feature B included); returns out."""
+        b = self.X.bounds
+        ones = np.ones(self.X.n_rows)
+        flags = np.ones(self.X.n_rows, np.int8)
+        for j, c in self.X.blocks():
+            r = slice(b[j], b[j + 1])
+            K.scatter_cut(c.indptr, c.indices, c.values, self.B, g[r], ones[r], flags[r], self.prev[r], False,
+                          self.nb, self.buf, out)
+        return out
 
     def start_at(self, w):
         """out_b = X w: the outputs of a starting point other than 0."""
@@ -288,14 +434,18 @@ class LocalData:
 
     def line_search(self, w_b, w_d, qa, qb):
         """The exact minimiser t >= 0 of F(w_b + t w_d) (qa = |w_d|^2 > 0,
-        qb = w_b.w_d); computes and keeps the outputs of w_d."""
-        self._outputs(w_d)
+        qb = w_b.w_d); computes and keeps the outputs of w_d (w_d None:
+        ``out_d`` already holds them)."""
+        if w_d is not None:
+            self._outputs(w_d)
         return K.line_search(self.y, self.cw, self.out_b, self.out_d, qa, qb, self.nb,
                              self.ls_t, self.ls_w)[0]
 
     def loss_at_end(self, w_b, w_d):
-        """The loss at w_b + w_d (= w_c); computes and keeps the outputs of w_d."""
-        self._outputs(w_d)
+        """The loss at w_b + w_d (= w_c); computes and keeps the outputs of
+        w_d (w_d None: ``out_d`` already holds them)."""
+        if w_d is not None:
+            self._outputs(w_d)
         return K.loss_at(self.y, self.cw, self.out_b, self.out_d, 1.0, self.nb)
 
     def move(self, t, mu):
@@ -334,7 +484,17 @@ class LocalData:
         return a_new
 
 
-def _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration=None, warm_start=None):
+def rows_pay(X, n_features):
+    """Whether ``fit`` keeps the cuts as rows over the examples (RowForm):
+    for data in memory (one block) with more than twice as many features
+    as rows, where a cut's two n-vectors are shorter than its dense d-vector
+    and O(k n) work per iteration is less than O(k d)."""
+    X = as_source(X)
+    return X.n_blocks == 1 and 2 * X.n_rows < n_features + 1
+
+
+def _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration=None, warm_start=None,
+         cut_form=None):
     t0 = time.perf_counter()
     n = X.n_rows
     dim = n_features + 1
@@ -345,13 +505,23 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration=N
                                "history": [], "exit": EXIT_EMPTY})
     cw = np.where(y > 0, C * float(class_cost[0]), C * float(class_cost[1]))
     data = LocalData(X, y, cw, kernel_bias(params), dim, nb)
-    return solve(data, n, dim, params, progress, log, nb, t0, on_iteration, warm_start)
+    if cut_form not in (None, "dense", "rows"):
+        raise ValueError(f"cut_form must be dense or rows (got {cut_form})")
+    if cut_form is None:
+        cut_form = "rows" if rows_pay(X, n_features) else "dense"
+    if cut_form == "rows" and X.n_blocks != 1:
+        raise ValueError("cut_form rows needs the data in memory")
+    form = RowForm(data, n, dim, _cut_limit(params), nb) if cut_form == "rows" else None
+    return solve(data, n, dim, params, progress, log, nb, t0, on_iteration, warm_start, form)
 
 
-def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_iteration=None, warm_start=None):
+def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_iteration=None, warm_start=None,
+          form=None):
     """The OCAS (or cutting-plane) master loop over ``data``, a LocalData or
     any object with its methods (line_search, loss_at_end, move, cut).
     ``on_iteration(w_b, it, Q_D)``, if given, is called after every iteration.
+    ``form`` holds the cuts and the points w_b, w_c: a DenseForm over
+    ``data`` (the default) or a RowForm.
 
     ``warm_start``: a dict owned by the caller for a path of C values on the
     same rows (``-C``): when it holds ``"w"`` (a solution at another C, the
@@ -371,26 +541,24 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
     qp_bound = float(params.qp_bound)
     max_iter = params.max_iter or DEFAULT_MAX_ITER
     max_time = params.max_time if params.max_time is not None else math.inf
-    cut_limit = params.cut_buffer or 2000
+    cut_limit = _cut_limit(params)
     method = params.ocas_method
     mu = MU if method == "ocas" else 1.0
 
-    w_b = _zeros(dim)
-    w_c = _zeros(dim)
-    w_d = _zeros(dim)
-    cuts = _Cuts(dim, cut_limit, nb)
+    form = DenseForm(data, dim, cut_limit, nb) if form is None else form
+    cuts = form.cuts
 
     # iteration 0: w_b = 0 (every example violates) or the warm start; the first cut there
+    wb_sq = 0.0
     if warm_start is not None and "w" in warm_start:
-        w_b[:] = warm_start["w"]
-        data.start_at(w_b)
+        wb_sq = form.start_at(warm_start["w"])
     loss, nerr, nv, bsum = data.move(0.0, 0.0)
-    Q_P = 0.5 * float(w_b @ w_b) + loss
+    Q_P = 0.5 * wb_sq + loss
     Q_D = 0.0
     history = [(0, time.perf_counter() - t0, Q_P, Q_D)]
     if log is not None:
         log(_line(0, history[-1][1], Q_P, Q_D, 0, nerr, nv, n))
-    cuts.add(data.cut(), bsum, 0)
+    form.add_cut(bsum, 0)
     gap_prev = Q_P
 
     it = 0
@@ -407,18 +575,14 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
         Q_D = max(Q_D, -f)
         active = cuts.alpha[:k] > 0.0
         cuts.last_active[:k][active] = it
-        scc, qa, qb = K.combine_cuts(cuts.A, cuts.alpha, k, w_b, w_c, w_d, nb)
+        scc, qa, qb = form.combine()
         if method == "ocas":
-            t = data.line_search(w_b, w_d, qa, qb) if qa > 0.0 else 0.0
+            t = form.line_search(qa, qb) if qa > 0.0 else 0.0
         else:
-            F_c = 0.5 * scc + data.loss_at_end(w_b, w_d)
+            F_c = 0.5 * scc + form.loss_at_end()
             t = 1.0 if F_c < Q_P else 0.0
         loss, nerr, nv, bsum = data.move(t, mu)
-        if t == 1.0:
-            w_b[:] = w_c
-            Q_P = 0.5 * scc + loss
-        else:
-            Q_P = 0.5 * K.axpy_sqnorm(w_b, t, w_d, nb) + loss
+        Q_P = 0.5 * form.moved(t, scc) + loss
         gap = Q_P - Q_D
         gap_prev = gap
         elapsed = time.perf_counter() - t0
@@ -428,7 +592,7 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
         if progress is not None:
             progress(it, max_iter, f"gap {gap / abs(Q_P) if Q_P else 0.0:.2e} (stop at {eps:g})")
         if on_iteration is not None:
-            on_iteration(w_b, it, Q_D)
+            on_iteration(form.w(), it, Q_D)
         if gap <= eps * abs(Q_P):
             exit_reason, converged = EXIT_TOLREL, True
         elif gap <= tol_abs:
@@ -443,8 +607,9 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
             exit_reason = None
         if exit_reason is not None:
             break
-        cuts.add(data.cut(), bsum, it)
+        form.add_cut(bsum, it)
 
+    w_b = form.w()
     if warm_start is not None:
         warm_start["w"] = w_b.copy()
     k = cuts.k
@@ -464,6 +629,10 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
     }
     return FitResult(w=finish_w(w_b.copy(), params), n_iter=it, objective=Q_P / (n * C),
                      converged=converged, info=info)
+
+
+def _cut_limit(params):
+    return params.cut_buffer or 2000
 
 
 def _line(it, tim, Q_P, Q_D, nza, nerr, nviol, n):
