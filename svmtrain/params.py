@@ -102,7 +102,7 @@ class TrainParams:
                                    help="ASSET*: step 1/(lambda j), no bias, no averaging (asset).")
     multiclass: str = option("ovr", "--multiclass", choices=("ovr", "cs"), help=(
         "More than two classes: ovr one-vs-rest (LIBLINEAR's -s 1/2/3), or cs one Crammer-Singer problem "
-        "over all classes (-s dcd: LIBLINEAR's -s 4)."))
+        "over all classes (-s dcd: LIBLINEAR's -s 4; -s ocas: msvmocas's problem), in memory."))
     rank_c: str = option(None, "--rank-c", choices=("svm_rank", "svmlight"), help=(
         "Ranking: -c is svm_rank's C (pair cost C/number of queries; the default) or "
         "SVMlight's -z p C (pair cost C)."))

@@ -261,6 +261,7 @@ def test_regression_command_lines_on_the_cluster(client, regression_parts, tmp_p
     ({"solver": "dcd"}, "trains -s ocas and -s pegasos"),
     ({"solver": "ocas", "task": "p"}, "does not train ranking; it trains in memory"),
     ({"solver": "dcd", "loss": "squared-hinge"}, "trains -s ocas and -s pegasos"),
+    ({"solver": "ocas", "multiclass": "cs"}, "one-vs-rest only: --multiclass cs"),
 ])
 def test_dask_refusals_name_the_alternative(kw, names):
     from svmtrain.distributed.training import check_supported

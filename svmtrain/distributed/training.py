@@ -35,6 +35,9 @@ def check_supported(params):
         raise ParameterError(f"--engine dask trains -s ocas and -s pegasos (got -s {params.solver})")
     if params.kernel_type not in (None, 0):
         raise ParameterError("--engine dask trains linear models only (no -t with -s pegasos)")
+    if params.multiclass != "ovr":
+        raise ParameterError("--engine dask trains one-vs-rest only: --multiclass cs (Crammer-Singer) trains "
+                             "in memory (drop --engine dask)")
     module = SUPPORT[params.solver].get(params.task, {}).get(params.loss)
     if module is None:
         what = NAMES.get(params.task, params.task) + ("" if params.task != CLASSIFICATION else

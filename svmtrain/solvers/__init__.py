@@ -35,7 +35,7 @@ VARIANTS = {
 }
 
 # solver -> the module of its Crammer-Singer multi-class problem (--multiclass cs)
-MULTICLASS_CS = {"dcd": "svmtrain.solvers.dcd_cs"}
+MULTICLASS_CS = {"dcd": "svmtrain.solvers.dcd_cs", "ocas": "svmtrain.solvers.ocas_cs"}
 
 
 def get_solver(name, kernel_type=None, task=None, loss=None, multiclass="ovr"):

@@ -961,16 +961,24 @@ def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
     """
     # pass 1: phi'(0+) and every example's breakpoint (inf, weight 0 when none)
     G, m = breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb)
+    return minimise_over_breakpoints(kb, wb, G, m, qa, nb), m
+
+
+def minimise_over_breakpoints(kb, wb, G, m, qa, nb):
+    """The minimiser t* >= 0 of a convex piecewise quadratic whose
+    derivative is qa t + G at 0+ and rises by wb[q] > 0 at each breakpoint
+    kb[q] > 0 (inf with weight 0 where there is none; m of them are
+    finite), by the radix-style selection described in ``line_search``."""
     if G >= 0.0:
-        return 0.0, m
+        return 0.0
     if m == 0:
-        return -G / qa, m
+        return -G / qa
     kbits = kb.view(np.int64)
     # level 1: sign bit (0) + 11 exponent bits
     h1 = _prefix_hist(kbits, wb, 0, 64, 52, 2048, nb)
     e, G = _select_bin(h1, 0, 52, G, qa)
     if e == 2047:  # phi' < 0 past every breakpoint
-        return -G / qa, m
+        return -G / qa
     # level 2: the next 12 bits inside binade e
     h2 = _prefix_hist(kbits, wb, e, 52, 40, 4096, nb)
     s, G = _select_bin(h2, e << 12, 40, G, qa)
@@ -980,4 +988,4 @@ def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
     sk, sw = gather_prefix(kb, wb, key, 40, nb)
     order = np.empty(sk.shape[0], np.int64)
     argsort_range(sk, 0, sk.shape[0], order)
-    return _walk(sk, sw, order, lo_t, G, qa), m
+    return _walk(sk, sw, order, lo_t, G, qa)

@@ -82,16 +82,20 @@ EXIT_QPBOUND = "QPBound"
 EXIT_MAXTIME = "MaxTime"
 EXIT_MAXITER = "MaxIter"
 EXIT_EMPTY = "EmptyData"
+EXIT_CUTBUFFER = "CutBuffer"     # full of active cuts that cannot be merged (as svmocas stops)
 
 
 class _Cuts:
     """The cut buffer: offsets b[j], Gram matrix H, duals alpha, and the
     cut vectors as rows of the arrays ``stores`` (one array per width in
     ``widths``: a dense cut is one row of length d + 1, a cut over the
-    examples two rows of length n; see DenseForm and RowForm)."""
+    examples two rows of length n; see DenseForm and RowForm). Cuts whose
+    rows are not linear in the cut (``mergeable`` false: ocas_cs's class
+    indices) are never merged: a full buffer of active cuts takes no more."""
 
-    def __init__(self, widths, limit, nb):
+    def __init__(self, widths, limit, nb, mergeable=True):
         self.widths = tuple(widths)
+        self.mergeable = mergeable
         self.limit = limit
         self.nb = nb
         # np.empty reserves address space only (pages are touched row by
@@ -127,7 +131,8 @@ class _Cuts:
         self.cap = cap
 
     def _free_slot(self):
-        """A slot for a new cut; frees one when the buffer is full."""
+        """A slot for a new cut; frees one when the buffer is full (None
+        when it cannot)."""
         if self.k < self.cap:
             self.k += 1
             return self.k - 1
@@ -145,6 +150,8 @@ class _Cuts:
             slot = int(cand[np.argmin(self.born[cand])])
             self.n_dropped += 1
             return slot
+        if not self.mergeable:
+            return None
         # all active: merge the two oldest cuts into their weighted average
         i, j = (int(s) for s in np.argsort(self.born[:k], kind="stable")[:2])
         ai, aj = alpha[i], alpha[j]
@@ -169,8 +176,11 @@ class _Cuts:
     def add(self, fill, bval, it):
         """Append a cut with offset ``bval``: ``fill(slot, k, hrow)`` stores
         its rows in ``stores[...][slot]`` and sets hrow[j] (j < k) to its
-        products with cut j (itself at j = slot)."""
+        products with cut j (itself at j = slot). Returns False (and adds
+        nothing) when the buffer is full and no cut can go."""
         slot = self._free_slot()
+        if slot is None:
+            return False
         k = self.k
         self.b[slot] = bval
         self.alpha[slot] = 0.0
@@ -179,6 +189,7 @@ class _Cuts:
         fill(slot, k, self.hrow)
         self.H[slot, :k] = self.hrow[:k]
         self.H[:k, slot] = self.hrow[:k]
+        return True
 
 
 class DenseForm:
@@ -220,7 +231,7 @@ class DenseForm:
 
     def add_cut(self, bval, it):
         a = self.data.cut()
-        self.cuts.add(lambda slot, k, hrow: K.gram_row(self.cuts.stores[0], k, slot, a, self.nb, hrow), bval, it)
+        return self.cuts.add(lambda slot, k, hrow: K.gram_row(self.cuts.stores[0], k, slot, a, self.nb, hrow), bval, it)
 
     def w(self):
         """w_b (owned by this object)."""
@@ -286,7 +297,7 @@ class RowForm:
             G[slot] = g
             U[slot] = self.u
             K.rows_dot(G, k, self.u, self.nb, hrow)
-        self.cuts.add(fill, bval, it)
+        return self.cuts.add(fill, bval, it)
 
     def w(self):
         """w_b = s0 w0 + X~' g_b (a new array)."""
@@ -607,7 +618,9 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
             exit_reason = None
         if exit_reason is not None:
             break
-        form.add_cut(bsum, it)
+        if not form.add_cut(bsum, it):
+            exit_reason = EXIT_CUTBUFFER
+            break
 
     w_b = form.w()
     if warm_start is not None:

@@ -1,0 +1,245 @@
+"""Crammer-Singer multi-class OCAS (-s ocas --multiclass cs, msvmocas's
+problem): each kernel against a plain NumPy twin, the line search against
+a brute-force minimum, the objective against dcd's Crammer-Singer optimum
+(and LIBLINEAR -s 4's), files and refusals."""
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+
+import svmtrain
+from svmtrain.arrays import as_chunk
+from svmtrain.cli.train import main as train_main
+from svmtrain.errors import ParameterError
+from svmtrain.io.liblinear_format import read_liblinear_model
+from svmtrain.solvers import _ocas_cs_kernels as K
+from svmtrain.solvers import _ocas_kernels as KO
+from svmtrain.solvers.base import csr_arrays
+
+from test_crammer_singer import libsvm_text, multiclass_data
+
+LIBLINEAR = shutil.which("liblinear-train")
+
+
+# ---------------------------------------------------------------------------
+# NumPy twins
+# ---------------------------------------------------------------------------
+def dense_rows(indptr, indices, values, d, B):
+    M = sp.csr_matrix((values, indices, indptr), shape=(len(indptr) - 1, d)).toarray()
+    return np.hstack([M, np.full((M.shape[0], 1), B)])
+
+
+def losses(S, yi, cw):
+    """C_i max_m ([m != y_i] + S_im - S_iy_i) per row."""
+    E = 1.0 - np.eye(S.shape[1])[yi]
+    return cw * np.max(E + S - S[np.arange(len(yi)), yi][:, None], axis=1)
+
+
+def cut_of(S, yi, cw):
+    """(yhat with -1 for no violation, G) of the cut at scores S."""
+    E = 1.0 - np.eye(S.shape[1])[yi]
+    Z = E + S - S[np.arange(len(yi)), yi][:, None]
+    Z[np.arange(len(yi)), yi] = 0.0
+    yhat = np.argmax(Z, axis=1)
+    viol = Z[np.arange(len(yi)), yhat] > 0
+    G = np.zeros_like(S)
+    rows = np.flatnonzero(viol)
+    G[rows, yi[rows]] = cw[rows]
+    G[rows, yhat[rows]] -= cw[rows]
+    return np.where(viol, yhat, -1), G
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(4)
+    n, d, M = 150, 25, 5
+    X = sp.random(n, d, density=0.3, random_state=np.random.RandomState(4), format="csr")
+    X.data = rng.normal(size=X.nnz)
+    X.sort_indices()
+    yi = rng.integers(0, M, size=n)
+    cw = rng.uniform(0.5, 2.0, size=n)
+    B = 0.7
+    Xt = dense_rows(X.indptr, X.indices, X.data, d, B)
+    return X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, B, yi, cw, M, Xt, rng
+
+
+@pytest.mark.parametrize("nb", [1, 3])
+@pytest.mark.parametrize("B", [0.0, 0.7])
+def test_products_and_weights(problem, nb, B):
+    """X~ X~' G in one pass over the columns, and X~' G, against dense products."""
+    indptr, indices, values, _, yi, cw, M, _, rng = problem
+    n = len(yi)
+    d = 25
+    Xt = dense_rows(indptr, indices, values, d, B)
+    Xc = sp.csr_matrix((values, indices, indptr), shape=(n, d)).tocsc()
+    colptr, rows = Xc.indptr.astype(np.int64), Xc.indices.astype(np.int32)
+    G = rng.normal(size=(n, M)) * (rng.random((n, M)) < 0.3)
+    S = np.full((n, M), np.nan)
+    K.products(colptr, rows, Xc.data, B, G, S, np.empty((nb, n, M)), nb)
+    np.testing.assert_allclose(S, Xt @ (Xt.T @ G), rtol=1e-11, atol=1e-11)
+    W = np.full((d + 1, M), np.nan)
+    K.weights(colptr, rows, Xc.data, B, G, W, nb)
+    np.testing.assert_allclose(W, Xt.T @ G, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("nb", [1, 2])
+@pytest.mark.parametrize("t,mu", [(0.0, 0.0), (0.4, 0.1), (1.0, 0.1)])
+def test_move(problem, nb, t, mu):
+    _, _, _, _, yi, cw, M, _, rng = problem
+    n = len(yi)
+    S_b, S_d = rng.normal(size=(n, M)), rng.normal(size=(n, M))
+    S_b[:5] = 0.0
+    S_d[:5] = 0.0                                  # ties: every class at the same score
+    want_b = S_b + t * S_d
+    s = mu * (1.0 - t)
+    yhat, G = np.empty(n), np.full((n, M), np.nan)
+    loss, nerr, nv, bsum = K.move(yi, cw, S_b, S_d, t, s, yhat, G, nb)
+    np.testing.assert_allclose(S_b, want_b, rtol=1e-15)
+    assert loss == pytest.approx(losses(want_b, yi, cw).sum(), rel=1e-12)
+    pred_wrong = [np.any(np.delete(want_b[i], yi[i]) >= want_b[i, yi[i]]) for i in range(n)]
+    assert nerr == sum(pred_wrong)
+    yhat_want, G_want = cut_of(want_b + s * S_d, yi, cw)
+    np.testing.assert_array_equal(yhat, yhat_want)
+    np.testing.assert_array_equal(G, G_want)
+    assert nv == np.sum(yhat_want >= 0) and bsum == pytest.approx(cw[yhat_want >= 0].sum(), rel=1e-12)
+    assert K.loss_at(yi, cw, want_b, S_d, 0.3, nb) == pytest.approx(losses(want_b + 0.3 * S_d, yi, cw).sum(),
+                                                                   rel=1e-12)
+
+
+@pytest.mark.parametrize("nb", [1, 3])
+def test_combine_directions_and_gram(problem, nb):
+    indptr, indices, values, B, yi, cw, M, Xt, rng = problem
+    n = len(yi)
+    cuts = [cut_of(rng.normal(size=(n, M)), yi, cw) for _ in range(4)]
+    Yhat = np.array([c[0] for c in cuts], np.float64)
+    alpha = np.array([0.3, 0.0, 0.5, 0.2])
+    G_c = np.full((n, M), np.nan)
+    K.combine(Yhat, alpha, 3, yi, cw, G_c, nb)                  # the first 3 cuts only
+    G_c_want = sum(a * c[1] for a, c in zip(alpha[:3], cuts[:3]))
+    np.testing.assert_allclose(G_c, G_c_want, rtol=1e-14, atol=1e-14)
+    G_b = rng.normal(size=(n, M))
+    W_c, W_b = Xt.T @ G_c, Xt.T @ G_b
+    S_b, S_d = Xt @ W_b, Xt @ W_c
+    G_d = np.full((n, M), np.nan)
+    got = K.directions(G_c, G_b, S_b, G_d, S_d, nb)
+    W_d = W_c - W_b
+    np.testing.assert_allclose(got, [np.sum(W_c * W_c), np.sum(W_d * W_d), np.sum(W_b * W_d)], rtol=1e-10)
+    np.testing.assert_allclose(S_d, Xt @ W_d, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(G_d, G_c - G_b, rtol=1e-14)
+    A_new = Xt.T @ cuts[3][1]
+    out = np.full(4, np.nan)
+    K.gram(Yhat, 4, yi, cw, Xt @ A_new, out, nb)
+    np.testing.assert_allclose(out, [np.sum((Xt.T @ c[1]) * A_new) for c in cuts], rtol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("nb", [1, 2])
+def test_line_search_is_the_exact_minimum(seed, nb):
+    """The envelope breakpoints and the selection give the minimiser of
+    phi(t) = 1/2 |W_b + t W_d|^2 + loss(S_b + t S_d) (a fine grid never does better)."""
+    rng = np.random.default_rng(seed)
+    n, M = 80, int(rng.integers(2, 7))
+    yi = rng.integers(0, M, size=n)
+    cw = rng.uniform(0.5, 2.0, size=n)
+    S_b, S_d = rng.normal(size=(n, M)), rng.normal(size=(n, M)) * rng.choice([0.1, 1.0, 5.0])
+    S_d[:4] = S_d[4]                               # repeated rows: tied breakpoints
+    S_b[:4] = S_b[4]
+    yi[:4] = yi[4]
+    qa, qb = rng.uniform(1, 50), -rng.uniform(5, 80)
+    kb, wb = np.empty(n * (M - 1)), np.empty(n * (M - 1))
+    G, m = K.breakpoints(yi, cw, S_b, S_d, qb, nb, kb, wb)
+    t = KO.minimise_over_breakpoints(kb, wb, G, m, qa, nb)
+
+    def phi(s):
+        return 0.5 * qa * s * s + qb * s + losses(S_b + s * S_d, yi, cw).sum()
+    grid = np.linspace(0.0, 3.0 * t + 3.0, 6001)
+    assert phi(t) <= min(phi(s) for s in grid) + 1e-9 * max(1.0, abs(phi(t)))
+    assert np.all(kb[np.isfinite(kb)] > 0) and np.sum(np.isfinite(kb)) == m
+
+
+# ---------------------------------------------------------------------------
+# the solver
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("params", [{}, {"bias": 1.0, "C": 0.3}, {"class_weights": {2.0: 3.0}},
+                                    {"ocas_method": "cp"}])
+def test_objective_brackets_the_dcd_optimum(params):
+    """Q_D <= F* <= Q_P with Q_P within eps of F*, F* from dcd's
+    Crammer-Singer method at a tight tolerance (its primal and dual)."""
+    X, y = multiclass_data(n=500, d=5, k=4, seed=2)       # overlapping classes
+    ref = svmtrain.train(X, y.astype(np.float64), solver="dcd", multiclass="cs", eps=1e-6, **params)
+    P, D = ref.fit_results[0].info["primal_C_form"], ref.fit_results[0].info["dual_objective"]
+    assert P - D < 1e-6 * P
+    m = svmtrain.train(X, y.astype(np.float64), solver="ocas", multiclass="cs", eps=1e-4, **params)
+    r = m.fit_results[0]
+    assert r.converged and r.info["exit"] == "TolRel"
+    assert r.info["Q_D"] <= P * (1 + 1e-9) and r.info["Q_P"] >= D * (1 - 1e-9)
+    assert r.info["Q_P"] <= P * (1 + 1.1e-4)
+    # Q_P is the primal of the model returned
+    data = as_chunk(X)
+    from svmtrain.solvers import _cs_kernels as KC
+    C = params.get("C", 1.0)
+    w = np.asarray(m.W, np.float64)
+    if "bias" not in params:
+        w = np.vstack([w, np.zeros((1, w.shape[1]))])
+    indptr, indices, values = csr_arrays(data, X.shape[1])
+    order = m.labels
+    yi = np.array([list(order).index(float(label)) for label in y], np.int64)
+    cw = C * np.array([params.get("class_weights", {}).get(float(c), 1.0) for c in order])[yi]
+    B = params.get("bias", 0.0)
+    F = 0.5 * float(np.sum(w * w)) + KC.cs_losses(indptr, indices, values, B, yi, cw, len(order), w.reshape(-1))
+    assert F == pytest.approx(r.info["Q_P"], rel=1e-9)
+    assert np.mean(m.predict(data) == ref.predict(data)) >= 0.99
+
+
+@pytest.mark.skipif(LIBLINEAR is None, reason="LIBLINEAR (liblinear-train) not installed")
+def test_objective_within_1e4_of_liblinear_s4(tmp_path):
+    X, y = multiclass_data(n=800, d=40, k=5, seed=3)
+    train = tmp_path / "train"
+    train.write_text(libsvm_text(X, y))
+    out = subprocess.run([LIBLINEAR, "-s", "4", "-e", "0.0001", str(train), str(tmp_path / "ll.model")],
+                         check=True, capture_output=True, text=True).stdout
+    dual_liblinear = -float(out.split("Objective value = ")[1].split()[0])
+    res = CliRunner().invoke(train_main, ["-s", "ocas", "--multiclass", "cs", "-e", "0.0001", "-q", str(train),
+                                          str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    ours = svmtrain.train(str(train), solver="ocas", multiclass="cs", eps=1e-4).fit_results[0].info
+    assert ours["Q_D"] <= dual_liblinear * (1 + 2e-6) + 2e-6 or ours["Q_P"] >= dual_liblinear
+    assert ours["Q_P"] == pytest.approx(dual_liblinear, rel=2e-4)
+    data = svmtrain.io.reader.read_libsvm(train)
+    agree = np.mean(svmtrain.predict(str(train), svmtrain.load_model(tmp_path / "m"))
+                    == read_liblinear_model(tmp_path / "ll.model").predict(data))
+    assert agree >= 0.99
+
+
+def test_two_classes_keep_w_and_minus_w():
+    X, y = multiclass_data(n=200, d=6, k=2, seed=1)
+    m = svmtrain.train(X, y.astype(np.float64), solver="ocas", multiclass="cs", eps=1e-4)
+    assert m.W.shape == (6, 1)
+    ref = svmtrain.train(X, y.astype(np.float64), solver="dcd", multiclass="cs", eps=1e-6)
+    assert np.mean(m.predict(as_chunk(X)) == ref.predict(as_chunk(X))) >= 0.99
+
+
+def test_full_buffer_of_active_cuts_stops():
+    """Class-index cuts cannot be merged: with room for 2 cuts it stops as svmocas does."""
+    X, y = multiclass_data(n=300, d=10, k=3, seed=6)
+    r = svmtrain.train(X, y.astype(np.float64), solver="ocas", multiclass="cs", eps=1e-6,
+                       cut_buffer=2).fit_results[0]
+    assert r.info["exit"] in ("CutBuffer", "TolRel")
+    if r.info["exit"] == "CutBuffer":
+        assert not r.converged and r.info["n_cuts"] == 2
+
+
+def test_refusals(tmp_path):
+    X, y = multiclass_data(n=30, d=3, k=3)
+    with pytest.raises(ParameterError, match="starting point"):
+        from svmtrain.solvers import ocas_cs
+        ocas_cs.CrammerSinger(np.zeros(2, np.int64), np.zeros(0, np.int32), np.zeros(0), 0.0, np.zeros(1, np.int64),
+                              np.ones(1), 3, 4, 2, 1).start_at(np.zeros(4))
+    train = tmp_path / "train"
+    train.write_text(libsvm_text(X, y))
+    res = CliRunner().invoke(train_main, ["-s", "ocas", "--multiclass", "cs", "--stream", str(train),
+                                          str(tmp_path / "m")])
+    assert res.exit_code == 2 and "in memory only" in res.output
