@@ -47,9 +47,9 @@ def make(path, args, features, classes=None):
     return path
 
 
-def read(path, n_features):
+def read(path):
     from svmtrain.io.reader import read_libsvm
-    return read_libsvm(path, n_features=n_features)
+    return read_libsvm(path)
 
 
 def hinge_objective(X, y, W, C):
@@ -84,6 +84,7 @@ def ours_W(path, d, labels):
 
 
 def run_all(cmds, repeat):
+    """Run every command ``repeat`` times, alternating; prints each run as it ends."""
     walls = {k: [] for k in cmds}
     rss = {}
     for _ in range(repeat):
@@ -91,6 +92,7 @@ def run_all(cmds, repeat):
             wall, mb, _ = timed(cmd)
             walls[name].append(wall)
             rss[name] = mb
+            print(f"  {name}: {wall:.2f} s, {mb:.0f} MB", flush=True)
     return {k: statistics.median(v) for k, v in walls.items()}, walls, rss
 
 
@@ -107,9 +109,10 @@ def binary(args, work):
     opts = ["-c", str(args.c)]
     cmds = {"svmtrain -s ocas": [OURS_TRAIN, "-s", "ocas", "-q", *opts, path, os.path.join(work, "bin.ours")],
             "svmocas": [SVMOCAS, "-v", "0", *opts, path, os.path.join(work, "bin.svmocas")]}
-    timed(cmds["svmtrain -s ocas"])
+    if not args.skip_warmup:
+        timed(cmds["svmtrain -s ocas"])
     walls, runs, rss = run_all(cmds, args.repeat)
-    data = read(path, args.features)
+    data = read(path)
     X = csr(data, args.features)
     y = np.where(data.labels > 0, 1.0, -1.0)[:, None]
     w_ours = ours_W(os.path.join(work, "bin.ours"), args.features, [1.0, -1.0])[:, :1]
@@ -128,9 +131,10 @@ def ovr(args, work):
     cmds = {"svmtrain -s ocas": [OURS_TRAIN, "-s", "ocas", "-q", *opts, path, os.path.join(work, "ovr.ocas")],
             "svmtrain -s dcd": [OURS_TRAIN, "-s", "dcd", "-q", *opts, path, os.path.join(work, "ovr.dcd")],
             "liblinear-train -s 3": [LIBLINEAR_TRAIN, "-s", "3", "-q", *opts, path, os.path.join(work, "ovr.ll")]}
-    timed(cmds["svmtrain -s ocas"])
+    if not args.skip_warmup:
+        timed(cmds["svmtrain -s ocas"])
     walls, runs, rss = run_all(cmds, args.repeat)
-    data = read(path, args.features)
+    data = read(path)
     labels = sorted(set(data.labels.tolist()))
     X = csr(data, args.features)
     Y = np.where(data.labels[:, None] == np.array(labels)[None, :], 1.0, -1.0)
@@ -148,9 +152,10 @@ def cs(args, work):
     cmds = {"svmtrain -s ocas --multiclass cs": [OURS_TRAIN, "-s", "ocas", "--multiclass", "cs", "-q", *opts, path,
                                                  os.path.join(work, "cs.ours")],
             "msvmocas": [MSVMOCAS, "-v", "0", *opts, path, os.path.join(work, "cs.msvmocas")]}
-    timed(cmds["svmtrain -s ocas --multiclass cs"])
+    if not args.skip_warmup:
+        timed(cmds["svmtrain -s ocas --multiclass cs"])
     walls, runs, rss = run_all(cmds, args.repeat)
-    data = read(path, args.cs_features)
+    data = read(path)
     labels = sorted(set(data.labels.tolist()))      # msvmocas's columns: classes 1..M in order
     X = csr(data, args.cs_features)
     yi = np.searchsorted(labels, data.labels)
@@ -175,6 +180,8 @@ def main():
     ap.add_argument("-c", type=float, default=1.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--skip-warmup", action="store_true",
+                    help="no untimed first run of ours (the numba cache is known to be warm)")
     args = ap.parse_args()
     work = args.workdir or tempfile.mkdtemp(prefix="bench_ocas_sparse_")
     os.makedirs(work, exist_ok=True)

@@ -17,7 +17,7 @@ The groups, and what they cover:
 
 * ``reader``: the LIBSVM reader (in memory and threaded file reads), row
   selection (``-v``), linear scoring (serial and parallel) and model files;
-* ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp``, regression
+* ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp``, wide data, Crammer-Singer, regression
   and ranking, ``--task p``, with its measures, and ``-s tron``'s ranking), ``sbp``,
   ``kernel-pegasos`` (``-s pegasos -t 2``), ``asset`` (Nystrom and Fourier
   maps, ``--inner pegasos|dcd``): training and the scoring of their models,
@@ -170,6 +170,8 @@ def _ocas(tmp):
     for kw in ({}, {"ocas_method": "cp"}, {"bias": 1.0}):
         _train_and_score(chunk, tmp, solver="ocas", **kw)
     _train_and_score(_chunk(n_classes=3), tmp, solver="ocas")
+    _train_and_score(_chunk(n=12, d=40), tmp, solver="ocas")                  # wide: cuts as rows
+    _train_and_score(_chunk(n_classes=3), tmp, solver="ocas", multiclass="cs")     # Crammer-Singer
     for kw in ({}, {"loss": "squared-epsilon-insensitive", "bias": 1.0}):     # regression (--task r)
         _train_and_score(chunk, tmp, solver="ocas", task="r", **kw)
     _train_and_score(chunk, tmp, solver="ocas", loss="log")                  # logistic regression

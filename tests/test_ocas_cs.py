@@ -114,7 +114,7 @@ def test_combine_directions_and_gram(problem, nb):
     indptr, indices, values, B, yi, cw, M, Xt, rng = problem
     n = len(yi)
     cuts = [cut_of(rng.normal(size=(n, M)), yi, cw) for _ in range(4)]
-    Yhat = np.array([c[0] for c in cuts], np.float64)
+    Yhat = np.array([c[0] for c in cuts], np.int16)         # as the cut buffer stores them
     alpha = np.array([0.3, 0.0, 0.5, 0.2])
     G_c = np.full((n, M), np.nan)
     K.combine(Yhat, alpha, 3, yi, cw, G_c, nb)                  # the first 3 cuts only

@@ -10,7 +10,8 @@ A cut at W: each row's most violating class yhat_i = argmax_m (e_im +
 s_im - s_iy_i) (the lowest such m; y_i itself, no violation, when that
 maximum is 0). Its vector is A = X~' G with G[i, y_i] = C_i, G[i, yhat_i] =
 -C_i over the violators (G's other entries 0), its offset b = sum of their
-C_i. A cut is stored as its yhat vector (-1 where row i does not violate).
+C_i. A cut is stored as its yhat vector (-1 where row i does not violate),
+as small integers (a row of ``Yhat``).
 
 Every point the loop needs is such a combination of the rows: W_b = X~' G_b,
 W_c = X~' G_c with G_c = sum_j alpha_j G_j, so |W|^2-type products are sums

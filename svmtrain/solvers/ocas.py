@@ -91,19 +91,21 @@ class _Cuts:
     ``widths``: a dense cut is one row of length d + 1, a cut over the
     examples two rows of length n; see DenseForm and RowForm). Cuts whose
     rows are not linear in the cut (``mergeable`` false: ocas_cs's class
-    indices) are never merged: a full buffer of active cuts takes no more."""
+    indices, stored as ``dtype``) are never merged: a full buffer of active cuts takes no more."""
 
-    def __init__(self, widths, limit, nb, mergeable=True):
+    def __init__(self, widths, limit, nb, mergeable=True, dtype=np.float64):
         self.widths = tuple(widths)
         self.mergeable = mergeable
+        self.dtype = dtype
         self.limit = limit
         self.nb = nb
         # np.empty reserves address space only (pages are touched row by
         # row as cuts arrive, as huge pages where numpy can madvise them),
         # so start with room for up to 2 GiB of cuts and grow rarely
-        self.cap = min(limit, max(2, CUT_RESERVE_BYTES // (8 * sum(self.widths))))
+        row_bytes = np.dtype(dtype).itemsize * max(1, sum(self.widths))
+        self.cap = min(limit, max(2, CUT_RESERVE_BYTES // row_bytes))
         self.k = 0
-        self.stores = [np.empty((self.cap, w)) for w in self.widths]
+        self.stores = [np.empty((self.cap, w), dtype) for w in self.widths]
         self.H = np.zeros((self.cap, self.cap))
         self.b = np.zeros(self.cap)
         self.alpha = np.zeros(self.cap)
@@ -117,7 +119,7 @@ class _Cuts:
         cap = min(self.limit, 2 * self.cap)
         k = self.k
         for q, old in enumerate(self.stores):
-            new = np.empty((cap, old.shape[1]))
+            new = np.empty((cap, old.shape[1]), old.dtype)
             new[:k] = old[:k]
             self.stores[q] = new
         H = np.zeros((cap, cap))

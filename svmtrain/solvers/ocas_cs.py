@@ -45,7 +45,7 @@ class CrammerSinger:
     def __init__(self, colptr, rows, values, B, yi, cw, M, dim, cut_limit, nb):
         n = len(yi)
         self.csc, self.B, self.yi, self.cw, self.nb = (colptr, rows, values), B, yi, cw, nb
-        self.cuts = _Cuts((n,), cut_limit, nb, mergeable=False)
+        self.cuts = _Cuts((n,), cut_limit, nb, mergeable=False, dtype=np.int16 if M < 2 ** 15 else np.int32)
         self.S_b, self.S_d = _zeros((n, M)), _zeros((n, M))
         self.G_b, self.G_c, self.G_d, self.G_new = (_zeros((n, M)) for _ in range(4))
         self.yhat = np.full(n, -1.0)
