@@ -4,8 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
-.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-asset clean fuzz bench-cache \
-	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-sklearn bench-multiclass experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
+.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-smo bench-asset clean fuzz bench-cache \
+	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-sklearn bench-multiclass bench-ocas-sparse experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
 	readme-tour
 
 $(BIN)/python:
@@ -54,6 +54,9 @@ bench-linear: install
 bench-kernel: install
 	$(BIN)/python scripts/bench_kernel.py
 
+bench-smo: install
+	$(BIN)/python scripts/bench_kernel.py --solver smo --runs 1
+
 # -s asset (Nystrom and Fourier features) against LIBSVM on a9a
 bench-asset: install
 	$(BIN)/python scripts/bench_asset.py
@@ -84,6 +87,9 @@ bench-sklearn: install
 bench-multiclass: install
 	$(BIN)/python scripts/bench_multiclass.py
 
+bench-ocas-sparse: install
+	$(BIN)/python scripts/bench_ocas_sparse.py $(BENCH_OCAS_ARGS)
+
 bench-grid: install
 	$(BIN)/python scripts/bench_grid.py --log2c=-5,15,4 --log2g=3,-15,-4
 
@@ -93,8 +99,8 @@ bench-first-run: install
 bench: bench-startup bench-table
 
 # every benchmark, the per-issue ones at their own (larger) default sizes
-bench-all: bench bench-parse bench-kernel bench-asset bench-cache bench-dask bench-stream bench-param bench-tasks \
-	bench-ranking bench-first-run bench-grid bench-multiclass
+bench-all: bench bench-parse bench-kernel bench-smo bench-asset bench-cache bench-dask bench-stream bench-param bench-tasks \
+	bench-ranking bench-first-run bench-grid bench-multiclass bench-ocas-sparse
 
 # The papers' experiments: results/NAME.csv and results/NAME.png (PNG with the `plot` extra).
 exp-pegasos: install

@@ -81,11 +81,13 @@ class TrainParams:
                              help="Stop when the primal objective Q_P <= this (ocas, svmocas's -q).")
     # kernels (LIBSVM's flags) -- sbp, kernel pegasos, asset
     kernel_type: int = option(None, "-t", int_range=(0, 3), help=(
-        "Kernel (sbp, pegasos, asset): 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t)."))
+        "Kernel (sbp, smo, pegasos, asset): 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t)."))
     gamma: float = option(None, "-g", type=float, help="Kernel gamma (default 1/number of features).")
     degree: int = option(None, "-d", type=int, help="Polynomial kernel degree (default 3).")
     coef0: float = option(None, "-r", type=float, help="Kernel coef0 (default 0).")
-    cache_mb: float = option(200.0, "-m", type=float, help="Kernel row cache in MB (sbp).")
+    cache_mb: float = option(200.0, "-m", type=float, help="Kernel row cache in MB (sbp, smo).")
+    shrinking: int = option(1, "--shrinking", int_range=(0, 1), help=(
+        "smo: LIBSVM's shrinking heuristic, 1 on, 0 off (the same solution; LIBSVM's -h 0|1 sets it)."))
     nu: float = option(None, "--nu", type=float, help=(
         "One-class SVM (--task o): the nu of LIBSVM/LIBLINEAR's -n, an upper bound "
         "on the fraction of training rows outside and a lower one on the support vectors (default 0.5). "

@@ -18,7 +18,7 @@ The groups, and what they cover:
 * ``reader``: the LIBSVM reader (in memory and threaded file reads), row
   selection (``-v``), linear scoring (serial and parallel) and model files;
 * ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp``, wide data, Crammer-Singer, regression
-  and ranking, ``--task p``, with its measures, and ``-s tron``'s ranking), ``sbp``,
+  and ranking, ``--task p``, with its measures, and ``-s tron``'s ranking), ``sbp`` (and ``smo``),
   ``kernel-pegasos`` (``-s pegasos -t 2``), ``asset`` (Nystrom and Fourier
   maps, ``--inner pegasos|dcd``): training and the scoring of their models,
   regression (``--task r``) and one-class (``--task o``) where the solver trains them;
@@ -208,6 +208,8 @@ def _sbp(tmp):
     for kw in ({}, {"unreg_bias": False}, {"holdout": 0.2}):
         _train_and_score(chunk, tmp, solver="sbp", epochs=2, **kw)
     _train_and_score(_chunk(n_classes=3), tmp, solver="sbp", epochs=2)
+    _train_and_score(_chunk(), tmp, solver="smo")
+    _train_and_score(_chunk(n_classes=3), tmp, solver="smo", kernel_type=0)
 
 
 def _kernel_pegasos(tmp):

@@ -30,7 +30,7 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
   which has no one-class SVM, has its ``-z o`` refused;
 * options that only steer an optimiser (LIBSVM's ``-h`` shrinking, SVMlight's
   ``-h``, ``-n``, ``-o``, ``-f``, ``-x 0``, ``-i 0``) are accepted and change
-  nothing; the ones that would change the model here are refused.
+  no model (with ``-s smo``, LIBSVM's ``-h 0|1`` is its ``--shrinking``); the ones that would change the model here are refused.
 """
 import re
 
@@ -232,7 +232,10 @@ def _check_help(line):
     for flag, values in line.options:
         if flag == "-h" and (not values or not _INT.match(values[0]) or int(values[0]) < 0):
             raise ParameterError("-h takes 0 or 1 (LIBSVM's shrinking; SVMlight's -h N); help is --help")
+    shrinking = line.value("-h")
     line.drop("-h")     # shrinking only speeds an optimiser up: same solution
+    if shrinking in ("0", "1") and line.value("-s") == "smo" and not line.has("--shrinking"):
+        line.options.append(["--shrinking", [shrinking]])     # LIBSVM's shrinking, which -s smo follows
 
 
 LIBSVM_ONE_CLASS_EPS = "0.001"     # LIBSVM's default -e; its stopping rule is dcd --task o's

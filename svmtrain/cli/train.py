@@ -436,6 +436,8 @@ def _summary(model, params, echo, log):
     header = dict(model.header)
     if params.task == "o":
         return _one_class_summary(model, params, echo, header)
+    if params.solver == "smo":
+        return _dual_summary(model, params, echo, log, header)
     lam = header["lambda_used"]
     results = model.fit_results
     k = len(results)
@@ -459,6 +461,22 @@ def _summary(model, params, echo, log):
         what = f"ranking ({info.get('n_queries', 0)} queries, {info.get('n_pairs', 0)} pairs)"
     echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, {what}, "
          f"lambda = {lam:.6g} (C = {header['C_used']:.6g}): " + ", ".join(fields))
+
+
+def _dual_summary(model, params, echo, log, header):
+    """The line of -s smo, in LIBSVM's terms: iterations, the dual objective
+    ``obj`` and ``rho`` (of each one-vs-one problem to ``log`` when there
+    are several), support vectors, training time."""
+    results = model.fit_results
+    k = len(results)
+    fields = [f"#iter = {sum(r.n_iter for r in results)}" + (f" ({k} one-vs-one problems)" if k > 1 else "")]
+    if k == 1:
+        fields.append(f"obj = {results[0].info['obj']:.6f}, rho = {results[0].info['rho']:.6f}")
+    for r in results if k > 1 else ():
+        log(f"#iter = {r.n_iter}, obj = {r.info['obj']:.6f}, rho = {r.info['rho']:.6f}, nSV = {r.info['n_sv']}")
+    fields += [f"nSV = {model.n_sv}", f"Training time = {model.train_time:.3f} s"]
+    echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, "
+         f"{len(model.labels)} classes (C = {header['C_used']:.6g}): " + ", ".join(fields))
 
 
 def _one_class_summary(model, params, echo, header):

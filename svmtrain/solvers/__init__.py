@@ -16,11 +16,12 @@ SOLVERS = {
     "dcd": "svmtrain.solvers.dcd",
     "ocas": "svmtrain.solvers.ocas",
     "sbp": "svmtrain.solvers.sbp",
+    "smo": "svmtrain.solvers.smo",
     "asset": "svmtrain.solvers.asset",
     "tron": "svmtrain.solvers.tron_ranking",     # trains ranking only (tasks.SUPPORT)
 }
 # solvers that train kernel models (-t, -g, -d, -r); the others are linear only
-KERNEL_SOLVERS = ("pegasos", "sbp", "asset")
+KERNEL_SOLVERS = ("pegasos", "sbp", "asset", "smo")
 # solvers with a separate kernelized module, used when -t names a nonlinear kernel
 KERNELIZED = {"pegasos": "svmtrain.solvers.kernel_pegasos"}
 # (solver, task) or (solver, task, loss) -> the module that trains that

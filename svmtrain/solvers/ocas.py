@@ -31,6 +31,14 @@ With ``"cp"`` it is the plain cutting-plane method (BMRM / SVMperf): no line
 search, the next cut is taken at ``w_c``, and ``w_b`` is the best iterate
 seen (so Q_P is still an upper bound).
 
+Where the cuts and the points w_b, w_c live is the loop's ``form``:
+``DenseForm`` keeps them as dense d-vectors (steps 1 and 5 cost O(k d));
+``RowForm``, for wide data in memory (more than twice as many features as
+rows), keeps them as combinations of the rows (n-vectors), so that an
+iteration costs O(nnz + k n + d) and step 2 needs no data pass; the
+iterates are the same up to rounding. ``ocas_cs.CrammerSinger`` is the
+form and data side of the multi-class (Crammer-Singer) problem.
+
 Everything per example or per feature is a numba kernel in
 ``_ocas_kernels``; this loop does O(1) Python work per iteration. The loop
 (``solve``) sees the data only through four methods (``LocalData``: the
