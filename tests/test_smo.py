@@ -251,3 +251,26 @@ def test_command_line_prints_libsvms_iterations_and_objective(tmp_path, h):
     assert ours_steps == their_steps
     assert ours_obj == pytest.approx(their_obj, rel=1e-6)
     assert ours_rho == pytest.approx(their_rho, abs=2e-6)
+
+
+def test_solve_binary_alone_in_a_fresh_process_on_parallel_sized_data():
+    """The parallel row kernel is reached from inside the compiled loop:
+    solve_binary must start numba's threading layer itself (without it,
+    a process that had run no parallel kernel crashed)."""
+    import sys
+    code = (
+        "import numpy as np\n"
+        "from svmtrain.arrays import as_chunk\n"
+        "from svmtrain.kernels.functions import RBF, Kernel\n"
+        "from svmtrain.params import TrainParams\n"
+        "from svmtrain.solvers import smo\n"
+        "from svmtrain import _numba_options as o\n"
+        "rng = np.random.default_rng(0)\n"
+        "A = rng.normal(size=(3000, 30)); y = np.where(A[:, 0] > 0, 1.0, -1.0)\n"
+        "X = as_chunk(A, y); assert X.nnz >= o.PARALLEL_MIN_NNZ\n"
+        "a, rho, res = smo.solve_binary(X, y, np.ones(3000), Kernel(RBF, 0.05).resolved(30),\n"
+        "                               TrainParams(solver='smo', eps=1e-3))\n"
+        "print(res.converged)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "True"

@@ -74,11 +74,14 @@ def solve_binary(X, y, C, kernel, params, progress=None, n_features=None):
     max_iter = int(params.max_iter) if params.max_iter else max(10_000_000, 100 * n)
     step = K.run if X.nnz >= opts.PARALLEL_MIN_NNZ else K.run_serial
     args = cache.args()
-    while stats[K.OPTIMAL] == 0 and stats[K.STEPS] < max_iter:
-        step(y, C, alpha, G, G_bar, QD, active, eps, bool(params.shrinking),
-             min(STEPS_PER_CALL, max_iter - stats[K.STEPS]), stats, *args)
-        if progress is not None:
-            progress(int(min(stats[K.STEPS], max_iter)), max_iter, f"{int(stats[K.STEPS])} steps")
+    # (threads() also starts numba's threading layer, which the parallel row
+    # kernel needs when it is reached from inside the compiled loop)
+    with threads(params):
+        while stats[K.OPTIMAL] == 0 and stats[K.STEPS] < max_iter:
+            step(y, C, alpha, G, G_bar, QD, active, eps, bool(params.shrinking),
+                 min(STEPS_PER_CALL, max_iter - stats[K.STEPS]), stats, *args)
+            if progress is not None:
+                progress(int(min(stats[K.STEPS], max_iter)), max_iter, f"{int(stats[K.STEPS])} steps")
     rho = K.rho_of(y, C, alpha, G) if n else 0.0
     obj = K.dual_value(alpha, G)
     info = {"obj": obj, "rho": rho, "n_sv": int(np.count_nonzero(alpha)),
