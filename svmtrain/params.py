@@ -36,9 +36,9 @@ class TrainParams:
     ``svmtrain.train(X, y, **fields)`` and the estimators' ``options``)."""
 
     solver: str = option("dcd", "-s", metavar="SOLVER", help=(
-        f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 1, 2, 3, 11, 12, 13, 21 (LIBSVM's 0, "
-        "and 2 with -t 0, on a line with kernel options). Kernel options (-t 1|2|3, -g, -d, -r) "
-        "without -s choose sbp."))
+        f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 0-4, 7, 11-13, 21 (LIBSVM's 0, 2, 3 "
+        "on a line with kernel options). Kernel options (-t 1|2|3, -g, -d, -r) "
+        "without -s choose smo (LIBSVM's solver)."))
     lam: float = option(None, "-l", type=float, help="Regularisation lambda (instead of -c).")
     C: float = option(None, "-c", type=float,
                       help="Cost C (lambda = 1/(n C)). Default C = 1 when neither -c nor -l.")
@@ -253,8 +253,8 @@ def _check_kernel_options(p):
                                   ("-d", p.degree is not None), ("-r", p.coef0 is not None)) if v]
     if given and p.solver not in KERNEL_SOLVERS:
         raise ParameterError(f"{'/'.join(given)} {'is a kernel option' if len(given) == 1 else 'are kernel options'}"
-                             f"; -s {p.solver} trains linear models only: use -s sbp or -s asset "
-                             "(or -s pegasos -t 2) for a kernel model")
+                             f"; -s {p.solver} trains linear models only: use -s smo, -s sbp or "
+                             "-s asset (or -s pegasos -t 2) for a kernel model")
 
 
 CONSTRAINTS = [

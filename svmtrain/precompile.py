@@ -210,6 +210,8 @@ def _sbp(tmp):
     _train_and_score(_chunk(n_classes=3), tmp, solver="sbp", epochs=2)
     _train_and_score(_chunk(), tmp, solver="smo")
     _train_and_score(_chunk(n_classes=3), tmp, solver="smo", kernel_type=0)
+    _train_and_score(_chunk(), tmp, solver="smo", task="r")
+    _train_and_score(_chunk(), tmp, solver="smo", task="o", nu=0.3)
 
 
 def _kernel_pegasos(tmp):

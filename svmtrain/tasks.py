@@ -42,7 +42,7 @@ SUPPORT = {
                 REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
     "tron": {RANKING: ("pairwise-squared-hinge",)},
     "sbp": {CLASSIFICATION: ("hinge",)},
-    "smo": {CLASSIFICATION: ("hinge",)},
+    "smo": {CLASSIFICATION: ("hinge",), REGRESSION: ("epsilon-insensitive",), ONE_CLASS: ("one-class",)},
     # asset: every loss but the hinge through --inner dcd (dcd on the mapped features)
     "asset": {CLASSIFICATION: ("hinge", "squared-hinge"),
               REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive"),

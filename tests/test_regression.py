@@ -194,6 +194,20 @@ def test_foreign_regression_lines_train_dcd_svr(tmp_path, line):
     assert header["epsilon"] == ("0.2" if "0.2" in line else "0.1")
 
 
+@pytest.mark.parametrize("line, kernel", [("-s 3 -t 2 -g 0.2 -c 2 -p 0.2", "rbf"), ("-z r -c 1 -w 0.2", "linear"),
+                                          ("-s 3 -g 0.5 -c 1", "rbf")])
+def test_biased_svr_lines_train_smo(tmp_path, line, kernel):
+    """LIBSVM's epsilon-SVR (-s 3, default kernel RBF) and SVMlight's biased
+    regression (-z r, its default -b 1, linear kernel) train -s smo --task r."""
+    chunk, _ = synthetic(n=200)
+    write_text(tmp_path / "train", chunk)
+    r = CliRunner().invoke(train_main, ["-q"] + line.split() + [str(tmp_path / "train"), str(tmp_path / "m")])
+    assert r.exit_code == 0, r.output
+    header = dict(row.split(" ", 1) for row in (tmp_path / "m").read_text().splitlines()[:60] if " " in row)
+    assert header["solver"] == "smo" and header["task"] == "r" and header["kernel_type"] == kernel
+    assert header["epsilon"] == ("0.2" if "0.2" in line else "0.1")
+
+
 def test_regression_refusals():
     from svmtrain.errors import ParameterError
     chunk, _ = synthetic(n=50)

@@ -142,6 +142,38 @@ def test_shrinking_reaches_the_same_optimum(seed):
         assert (-y * G)[up].max() + (y * G)[low].max() < 1e-3 + 1e-5
         assert res.info["obj"] == pytest.approx(0.5 * alpha @ (G - 1.0), rel=1e-5)
     assert runs[1][2].info["obj"] == pytest.approx(runs[0][2].info["obj"], rel=1e-5)
+    # shrunk to at most half the rows, the steps ran on contiguous copies: still LIBSVM's steps
+    assert runs[1][2].info["compact_epochs"] > 0 and runs[0][2].info["compact_epochs"] == 0
+    assert runs[1][2].n_iter == runs[0][2].n_iter
+
+
+@pytest.mark.parametrize("kernel", [Kernel(RBF, 0.3), Kernel(1, 0.2, 2, 1.0), Kernel(0)])
+def test_partial_row_against_numpy(kernel):
+    """K(x_r, x_t) for a list of rows t, both twins, against a dense NumPy kernel."""
+    from svmtrain.kernels.cache import KernelCache
+    from svmtrain.solvers import _smo_kernels as K
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(300, 7)) * (rng.random((300, 7)) < 0.6)
+    X = as_chunk(A, np.ones(300))
+    kern = kernel.resolved(7)
+    cache = KernelCache(X, kern, 1, n_features=7)
+    code, gamma, degree, coef0, squarings = cache.kparams
+    rows = rng.permutation(300)[:120].astype(np.int64)
+    dots = A @ A[17]
+    sq = (A * A).sum(1)
+    if kern.code == RBF:
+        want = np.exp(-kern.gamma * (sq + sq[17] - 2 * dots))
+    elif kern.code == 1:
+        want = (kern.gamma * dots + kern.coef0) ** kern.degree
+    else:
+        want = dots
+    for f in (K.partial_row, K.partial_row_serial):
+        out = np.zeros(150, np.float32)
+        dense = np.zeros(7)
+        f(17, rows, 120, out, dense, X.indptr, X.indices, X.values, cache.sq, code, gamma, degree, coef0,
+          squarings)
+        np.testing.assert_allclose(out[:120], want[rows], rtol=1e-6, atol=1e-6)
+        assert not out[120:].any() and not dense.any()
 
 
 def libsvm_reference(X, d, options):
@@ -274,3 +306,67 @@ def test_solve_binary_alone_in_a_fresh_process_on_parallel_sized_data():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "True"
+
+
+def test_regression_and_one_class_match_libsvm():
+    """epsilon-SVR (LIBSVM -s 3) and the one-class SVM (-s 2), with and
+    without shrinking: LIBSVM's support vectors, rho and decision values (to
+    1e-6 with the RBF kernel, where the float32 kernel rows take LIBSVM's
+    steps; within the stopping tolerance -e 0.001 with the polynomial one,
+    whose larger values round differently)."""
+    X = read_libsvm(bundled("heart_scale.xz"))
+    A = csr(X, 13)
+    for options, kw in (("-s 3 -c 1 -g 0.5 -p 0.1", dict(task="r", C=1.0, gamma=0.5, epsilon=0.1)),
+                        ("-s 3 -c 10 -t 1 -d 2 -g 0.1 -r 1 -p 0.5", dict(task="r", C=10.0, kernel_type=1, degree=2,
+                                                                      gamma=0.1, coef0=1.0, epsilon=0.5)),
+                        ("-s 2 -n 0.3 -g 0.2", dict(task="o", nu=0.3, gamma=0.2)),
+                        ("-s 2 -n 0.05 -g 1", dict(task="o", nu=0.05, gamma=1.0))):
+        for h in (0, 1):
+            m = svmutil.svm_train(X.labels.tolist(), A, options + f" -h {h} -q")
+            ours = svmtrain.train(X, solver="smo", shrinking=h, **kw)
+            res = ours.fit_results[0]
+            assert res.converged
+            assert ours.n_sv == m.get_nr_sv(), options
+            tol = 1e-3 if "-t 1" in options else 1e-6
+            assert -ours.b[0] == pytest.approx(m.rho[0], abs=tol), options
+            _, _, dec = svmutil.svm_predict(X.labels.tolist(), A, m, "-q")
+            np.testing.assert_allclose(ours.decision_function(X)[:, 0], np.array(dec)[:, 0], atol=5 * tol)
+            if kw["task"] == "o":
+                p, _, _ = svmutil.svm_predict(X.labels.tolist(), A, m, "-q")
+                assert np.array_equal(ours.predict(X), np.array(p))
+
+
+def test_one_class_start_is_libsvms():
+    np.testing.assert_array_equal(smo.one_class_start(5, 0.5), [1.0, 1.0, 0.5, 0.0, 0.0])
+    assert smo.one_class_start(7, 0.3).sum() == pytest.approx(2.1)
+    np.testing.assert_array_equal(smo.one_class_start(4, 1.0), [1.0, 1.0, 1.0, 1.0])
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/svm-train"), reason="LIBSVM's svm-train not installed")
+@pytest.mark.parametrize("flags", ["-s 3 -c 1 -g 0.5 -p 0.2", "-s 2 -n 0.2 -g 0.3", "-s 3 -t 0 -c 0.5 -h 0"])
+def test_libsvm_regression_and_one_class_lines(tmp_path, flags):
+    """LIBSVM's -s 3 and -s 2 lines train -s smo --task r|o: the printed
+    steps (to one), obj and rho of LIBSVM's svm-train, and a model file
+    LIBSVM's svm-predict reads to the same predictions."""
+    import re
+    train = tmp_path / "heart"
+    train.write_bytes(lzma.open(bundled("heart_scale.xz")).read())
+    theirs = subprocess.run(["/usr/bin/svm-train", *flags.split(), str(train), str(tmp_path / "theirs")],
+                            check=True, capture_output=True, text=True).stdout
+    res = CliRunner().invoke(train_main, [*flags.split(), "--verbose", "--model-format", "libsvm",
+                                          str(train), str(tmp_path / "ours")])
+    assert res.exit_code == 0, res.output
+
+    def numbers(text):
+        steps = re.search(r"#iter = (\d+)", text).group(1)
+        obj, rho = re.search(r"obj = (-?[\d.]+), rho = (-?[\d.]+)", text).groups()
+        return int(steps), float(obj), float(rho)
+    ours_n, theirs_n = numbers(res.output), numbers(theirs)
+    assert abs(ours_n[0] - theirs_n[0]) <= max(1, 0.01 * theirs_n[0])    # kernel values round apart: a step
+    assert ours_n[1] == pytest.approx(theirs_n[1], rel=1e-6)
+    assert ours_n[2] == pytest.approx(theirs_n[2], abs=2e-6)
+    for name in ("ours", "theirs"):
+        subprocess.run([LIBSVM_PREDICT, str(train), str(tmp_path / name), str(tmp_path / f"{name}.out")],
+                       check=True, capture_output=True)
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "ours.out"), np.loadtxt(tmp_path / "theirs.out"),
+                               rtol=1e-5, atol=1e-6)

@@ -27,7 +27,7 @@ def test_default_loss_follows_the_task():
 @pytest.mark.parametrize("kw, says", [
     ({"solver": "ocas", "loss": "squared-hinge"}, "solvers that do: -s dcd, -s asset"),
     ({"solver": "pegasos", "task": "p"}, "solvers that do: -s ocas"),
-    ({"solver": "ocas", "task": "o"}, "solvers that do: -s dcd, -s asset"),
+    ({"solver": "ocas", "task": "o"}, "solvers that do: -s dcd, -s smo, -s asset"),
     ({"solver": "ocas", "rank_c": "svmlight"}, "--rank-c applies to ranking"),
     ({"task": "c", "loss": "epsilon-insensitive"}, "is not a classification loss"),
     ({"task": "x"}, "-z must be one of c, r, p, o"),
@@ -48,7 +48,7 @@ def test_supported_pairs_pass():
 
 def test_solvers_for_lists_in_table_order():
     assert tasks.solvers_for("c", "squared-hinge") == ["dcd", "asset"]
-    assert tasks.solvers_for("o") == ["dcd", "asset"]
+    assert tasks.solvers_for("o") == ["dcd", "smo", "asset"]
     assert tasks.solvers_for("p") == ["ocas", "tron"]
     assert tasks.solvers_for("p", "pairwise-squared-hinge") == ["tron"]
 

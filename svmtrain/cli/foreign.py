@@ -15,22 +15,24 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
   LIBSVM line (one with ``-t``, ``-g``, ``-d`` or ``-r``), where they are
   LIBSVM's svm_type (``LIBSVM_S``);
 * LIBSVM's kernel options (``-t``, ``-g``, ``-d``, ``-r``) without ``-s``
-  train LIBSVM's C-SVC with the kernel solver (``-s sbp``: RBF unless
-  ``-t`` says otherwise, an unregularised bias, as LIBSVM; ``-t 0`` is its
-  linear kernel); kernel options (``-t 1|2|3``, ``-g``, ``-d``, ``-r``)
-  with a linear solver are refused by :func:`svmtrain.params.check_params`;
+  train LIBSVM's C-SVC with its own solver (``-s smo``: RBF unless ``-t``
+  says otherwise, LIBSVM's working sets, shrinking and bias, so LIBSVM's
+  solution; ``-t 0`` is its linear kernel), except under ``--grid``, which
+  searches with ``-s sbp``; kernel options (``-t 1|2|3``, ``-g``, ``-d``,
+  ``-r``) with a linear solver are refused by :func:`svmtrain.params.check_params`;
 * a line that uses SVMlight-only flags (``SVMLIGHT_ONLY``) is read with
-  SVMlight's defaults: its biased hyperplane (``-b 1``, sbp) or unbiased one
-  (``-b 0``, dcd), and a refusal where its defaults differ from svm-train's
+  SVMlight's defaults: its biased hyperplane (``-b 1``, smo) or unbiased one
+  (``-b 0``: dcd, or sbp ``--no-bias`` with a kernel), and a refusal where its defaults differ from svm-train's
   (C = 1/avg(x.x), kernel parameters 1) and the value is not given;
 * the one-class SVM: LIBLINEAR's ``-s 21`` and LIBSVM's linear ``-s 2 -t 0``
   train ``-s dcd --task o``, their ``-n`` is ``--nu`` (:func:`_one_class`);
-  LIBSVM's ``-s 2`` with a nonlinear kernel is refused naming ``-s asset
-  --task o --inner dcd`` (an approximation of its kernel), and SVMlight,
-  which has no one-class SVM, has its ``-z o`` refused;
+  LIBSVM's ``-s 2`` with a nonlinear kernel trains ``-s smo --task o``, its
+  ``-s 3`` (epsilon-SVR) ``-s smo --task r``; SVMlight, which has no
+  one-class SVM, has its ``-z o`` refused;
 * options that only steer an optimiser (LIBSVM's ``-h`` shrinking, SVMlight's
   ``-h``, ``-n``, ``-o``, ``-f``, ``-x 0``, ``-i 0``) are accepted and change
-  no model (with ``-s smo``, LIBSVM's ``-h 0|1`` is its ``--shrinking``); the ones that would change the model here are refused.
+  no model (with ``-s smo``, LIBSVM's ``-h 0|1`` is its ``--shrinking``);
+  the ones that would change the model here are refused.
 """
 import re
 
@@ -57,14 +59,14 @@ LIBLINEAR_S = {
 # LIBSVM's -s numbers (svm_type), read on a line with kernel options
 LIBSVM_S = {
     "0": None,  # C-SVC: the kernel solver, see _solver_of
-    "1": "nu-SVC (LIBSVM -s 1) is not available; C-SVC is -s sbp with -c C",
-    "2": ["-s", "dcd", "--task", "o"],      # -t 0 only: a kernel is refused by _one_class
-    "3": "LIBSVM's epsilon-SVR (-s 3) has no exact equivalent yet (its bias is unregularised): "
-         "-s dcd --task r -B 1 -p EPS is the linear one, -s asset --task r --inner dcd -t 2 -g G -p EPS "
-         "a kernel one on approximate features",
+    "1": "nu-SVC (LIBSVM -s 1) is not available; C-SVC is -s smo with -c C",
+    "2": ["-s", "dcd", "--task", "o"],      # -t 0 only: _one_class sends a kernel to -s smo
+    "3": ["-s", "smo", "--task", "r"],     # epsilon-SVR: LIBSVM's solver, -p its epsilon
     "4": "nu-SVR (LIBSVM -s 4) is not available yet",
 }
-KERNEL_SOLVER = "sbp"      # what LIBSVM's C-SVC with a nonlinear kernel trains here
+KERNEL_SOLVER = "smo"      # what LIBSVM's C-SVC (and SVMlight's biased hyperplane) trains here
+UNBIASED_KERNEL_SOLVER = "sbp"     # SVMlight's -b 0 with a kernel: sbp --no-bias
+GRID_KERNEL_SOLVER = "sbp"         # a LIBSVM line under --grid (grid.py's search)
 KERNEL_FLAGS = ("-g", "-d", "-r")
 # flags only SVMlight's svm_learn has: a line with one of them is SVMlight's
 SVMLIGHT_ONLY = ("-z", "-j", "-x", "-i", "-o", "-f")
@@ -176,7 +178,7 @@ def translate_train(args, command):
         arity["-w"] = 1         # SVMlight's -w EPS (regression tube), not LIBSVM's -wLABEL WEIGHT
     line = Line(list(args), arity)
     _check_quiet(line)
-    _check_help(line)
+    shrinking = _check_help(line)
     if not svmlight:
         _one_class(line)
     _optimiser_only(line)
@@ -194,6 +196,8 @@ def translate_train(args, command):
                              "(or LIBLINEAR's -s 11|12|13)")
     _solver_of(line)
     _probability_or_bias(line)
+    if shrinking in ("0", "1") and line.value("-s") == "smo" and not line.has("--shrinking"):
+        line.options.append(["--shrinking", [shrinking]])     # LIBSVM's shrinking, which -s smo follows
     return line.args()
 
 
@@ -229,13 +233,13 @@ def _follows_quiet(line, word):
 
 
 def _check_help(line):
+    """Refuse -h as a request for help; drop LIBSVM's / SVMlight's -h N and return N (or None)."""
     for flag, values in line.options:
         if flag == "-h" and (not values or not _INT.match(values[0]) or int(values[0]) < 0):
             raise ParameterError("-h takes 0 or 1 (LIBSVM's shrinking; SVMlight's -h N); help is --help")
     shrinking = line.value("-h")
     line.drop("-h")     # shrinking only speeds an optimiser up: same solution
-    if shrinking in ("0", "1") and line.value("-s") == "smo" and not line.has("--shrinking"):
-        line.options.append(["--shrinking", [shrinking]])     # LIBSVM's shrinking, which -s smo follows
+    return shrinking
 
 
 LIBSVM_ONE_CLASS_EPS = "0.001"     # LIBSVM's default -e; its stopping rule is dcd --task o's
@@ -245,9 +249,9 @@ def _one_class(line):
     """LIBLINEAR's -s 21 and LIBSVM's -s 2 (with a kernel option): the one-class
     SVM, -n NU its --nu; -c, unused there, is dropped. LIBSVM's linear one-class
     (-t 0) solves the dual of LIBLINEAR's -s 21 (with LIBSVM's -e 0.001 unless -e
-    is given); with a nonlinear kernel it is refused naming asset's
-    approximation. -s 2 -n without a kernel option is ambiguous (LIBSVM's
-    one-class, whose default kernel is RBF, or LIBLINEAR's -s 2): refused."""
+    is given); with a nonlinear kernel it is LIBSVM's own solver, -s smo --task o.
+    -s 2 -n without a kernel option is ambiguous (LIBSVM's one-class, whose
+    default kernel is RBF, or LIBLINEAR's -s 2): refused."""
     s = line.value("-s")
     if s is None or not _INT.match(s):
         return
@@ -260,11 +264,12 @@ def _one_class(line):
         return
     nu = line.value("-n")
     if libsvm and line.value("-t") != "0":
-        t = line.value("-t") or "2"
-        kernel = " ".join(f"{f} {line.value(f)}" for f in ("-t",) + KERNEL_FLAGS if line.has(f)) or f"-t {t}"
-        raise ParameterError(f"-s 2: LIBSVM's one-class SVM with a nonlinear kernel is not available exactly; "
-                             f"-s asset --task o --inner dcd --nu {nu or 0.5} {kernel} trains it on a Nystrom "
-                             "map (exact when -D >= the training rows)")
+        if line.has("--task") and line.value("--task") != "o":
+            raise ParameterError(f"-s 2 is LIBSVM's one-class SVM (--task o); it contradicts --task "
+                                 f"{line.value('--task')}")
+        line.drop("-s")
+        line.drop("--task")
+        line.options = [["-s", [KERNEL_SOLVER]], ["--task", ["o"]]] + line.options
     line.drop("-n")
     line.drop("-c")
     if nu is not None:
@@ -359,6 +364,12 @@ def _svmlight_defaults(line):
         raise ParameterError(f"-b takes 0 or 1 (got {b})")
     line.drop("-b")
     task = line.value("--task") or "c"
+    if task == "r" and b == "1" and not line.has("-s"):
+        # SVMlight's biased regression: LIBSVM's epsilon-SVR, its kernel linear unless -t says otherwise
+        line.options.insert(0, ["-s", [KERNEL_SOLVER]])
+        if not line.has("-t"):
+            line.options.append(["-t", ["0"]])
+        return
     if line.has("-s") or task != "c":
         # ranking: the bias cancels in every pair difference, so -b 1 and -b 0 are the same problem
         if task not in ("c", "p") and b == "1" and solvers_for(task):
@@ -377,7 +388,7 @@ def _svmlight_defaults(line):
         line.drop("-t")
         line.options.insert(0, ["-s", ["dcd"]])     # unbiased linear: dcd's hinge-loss problem exactly
     else:
-        line.options.insert(0, ["-s", [KERNEL_SOLVER]])
+        line.options.insert(0, ["-s", [UNBIASED_KERNEL_SOLVER]])
         line.options.append(["--no-bias", []])
 
 
@@ -387,7 +398,7 @@ def _solver_of(line):
     libsvm_line = any(line.has(f) for f in ("-t", "--grid") + KERNEL_FLAGS)     # --grid: grid.py drives LIBSVM
     if s is None:
         if libsvm_line:
-            line.options.insert(0, ["-s", [KERNEL_SOLVER]])
+            line.options.insert(0, ["-s", [GRID_KERNEL_SOLVER if line.has("--grid") else KERNEL_SOLVER]])
         return
     if _INT.match(s):
         s = str(int(s))
@@ -395,14 +406,14 @@ def _solver_of(line):
         if s not in table:
             known = ", ".join(k for k in table)
             raise ParameterError(f"-s {s}: not a {peer} solver number ({known}); svmtrain's solvers are "
-                                 "named: -s dcd|ocas|pegasos|sbp|asset")
+                                 "named: -s dcd|ocas|pegasos|sbp|asset|smo")
         target = table[s]
         if isinstance(target, str):
             hint = " (SVMlight's kernel scale s is -g here)" if peer == "LIBSVM" else ""
             raise ParameterError(f"-s {s}: {target}{hint}")
         line.drop("-s")
         if target is None:              # LIBSVM's C-SVC
-            line.options.insert(0, ["-s", [KERNEL_SOLVER]])
+            line.options.insert(0, ["-s", [GRID_KERNEL_SOLVER if line.has("--grid") else KERNEL_SOLVER]])
             return
         for flag, value in zip(target[::2], target[1::2]):
             given = line.value(flag)
@@ -411,7 +422,7 @@ def _solver_of(line):
             line.drop(flag)
         line.options = [[flag, [value]] for flag, value in zip(target[::2], target[1::2])] + line.options
     elif _NUMBER.match(s):
-        raise ParameterError(f"-s {s}: -s names the solver here (dcd, ocas, pegasos, sbp, asset); "
+        raise ParameterError(f"-s {s}: -s names the solver here (dcd, ocas, pegasos, sbp, asset, smo); "
                              "SVMlight's kernel scale s is -g")
 
 
@@ -424,7 +435,7 @@ def _probability_or_bias(line):
         return                          # LIBSVM's probability estimates: svm-train's own -b 1
     if b != "0":
         raise ParameterError(f"-b takes 0 or 1 (got {b})")
-    kernel_solver = line.value("-s") in ("sbp", "asset") or line.value("-t") not in (None, "0")
+    kernel_solver = line.value("-s") in ("sbp", "asset", "smo") or line.value("-t") not in (None, "0")
     if kernel_solver or line.has("-B") or line.has("-R"):
         raise ParameterError("-b 0 is ambiguous here: LIBSVM's 'no probability estimates' is the default "
                              "(drop -b), SVMlight's 'no bias' is --no-bias")

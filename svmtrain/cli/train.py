@@ -475,8 +475,9 @@ def _dual_summary(model, params, echo, log, header):
     for r in results if k > 1 else ():
         log(f"#iter = {r.n_iter}, obj = {r.info['obj']:.6f}, rho = {r.info['rho']:.6f}, nSV = {r.info['n_sv']}")
     fields += [f"nSV = {model.n_sv}", f"Training time = {model.train_time:.3f} s"]
+    what = "regression" if params.task == "r" else f"{len(model.labels)} classes"
     echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, "
-         f"{len(model.labels)} classes (C = {header['C_used']:.6g}): " + ", ".join(fields))
+         f"{what} (C = {header['C_used']:.6g}): " + ", ".join(fields))
 
 
 def _one_class_summary(model, params, echo, header):

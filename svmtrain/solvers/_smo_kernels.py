@@ -1,13 +1,18 @@
-"""Numba kernels of ``-s smo``: LIBSVM's C-SVC solver (the loop is in ``smo.py``).
+"""Numba kernels of ``-s smo``: LIBSVM's ``Solver`` (the loops are in ``smo.py``).
 
-The dual of one binary problem (y_i = +-1, per-row bound C_i):
+The dual problem, over variables t with signs y_t = +-1, per-variable
+bounds C_t and linear term p_t:
 
-    min_alpha  f(alpha) = 1/2 alpha' Q alpha - e' alpha,   Q_ij = y_i y_j K(x_i, x_j),
-    s.t.       0 <= alpha_i <= C_i,  y' alpha = 0,
+    min_alpha  f(alpha) = 1/2 alpha' Q alpha + p' alpha,   Q_st = y_s y_t K(x_index[s], x_index[t]),
+    s.t.       0 <= alpha_t <= C_t,  y' alpha = constant,
+
+C-SVC: one variable per row, p = -1. epsilon-SVR: two per row (index[t] =
+t mod n; y = +1 then -1; p = eps - z, eps + z). One-class: one per row,
+y = +1, p = 0, started from LIBSVM's feasible alpha (sum nu n).
 
 by sequential minimal optimisation with the second-order working-set
 selection of Fan, Chen and Lin (JMLR 2005), as LIBSVM's ``Solver``: G is
-the gradient Q alpha - e; i maximises -y_t G_t over I_up = {t: alpha_t <
+the gradient Q alpha + p; i maximises -y_t G_t over I_up = {t: alpha_t <
 C_t, y_t = 1, or alpha_t > 0, y_t = -1}; j, among the t in I_low with
 -y_t G_t < -y_i G_i, minimises -(b_it)^2 / a_it (b_it the gradient gap,
 a_it = K_ii + K_tt - 2 K_it, or TAU when that is not positive); the pair
@@ -23,14 +28,17 @@ every ``chunk`` iterations (for the progress bar).
 import numpy as np
 from numba import njit
 
-from .._numba_options import serial_twin
-from ..kernels.cache import fetch, fetch_serial
+from numba import prange
+
+from .._numba_options import PRANGE, serial_twin
+from ..kernels.cache import ROW_BLOCK, _kval, fetch, fetch_serial
 
 TAU = 1e-12
 
 
 # the loop's persistent state (``run``'s ``stats``)
-STEPS, OPTIMAL, ACTIVE, COUNTER, UNSHRUNK = 0, 1, 2, 3, 4
+STEPS, OPTIMAL, ACTIVE, COUNTER, UNSHRUNK, EPOCH = 0, 1, 2, 3, 4, 5
+N_STATS = 6
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -61,7 +69,7 @@ def _select_i(y, C, alpha, G, act, m):
 
 
 @njit(cache=True, nogil=True)
-def _select_j(y, C, alpha, G, QD, act, m, i, g_max, K_i):
+def _select_j(y, C, alpha, G, QD, act, m, i, g_max, K_i, index):
     """(the second-order choice j on the I_low side among act[:m], the max
     of y G over I_low there)."""
     g_max2 = -np.inf
@@ -82,7 +90,7 @@ def _select_j(y, C, alpha, G, QD, act, m, i, g_max, K_i):
             if -G[t] >= g_max2:
                 g_max2 = -G[t]
         if diff > 0.0:
-            quad = QD[i] + QD[t] - 2.0 * K_i[t]
+            quad = QD[i] + QD[t] - 2.0 * K_i[index[t]]
             if quad <= 0.0:
                 quad = TAU
             obj = -(diff * diff) / quad
@@ -140,50 +148,312 @@ def _shrink(y, C, alpha, G, act, m, eps, stats):
     return m
 
 
+# why _compact_steps stopped
+COMPACT_SHRINK, COMPACT_OPTIMAL, COMPACT_LIMIT = 0, 1, 2
+
+
+def compact_work(n, d, max_mb=64):
+    """The buffers of :func:`_compact_steps` for n variables over data of d
+    features: float64[5, n] (y, C, alpha, G, QD of each active position),
+    int64[n] (its data row), float32[S + 1, n // 2 + 1] compact kernel rows
+    (S direct-mapped slots, at most ``max_mb`` MB, and a spare), int64[2, S]
+    (each slot's variable and epoch) and float64[d] (a dense row, zero)."""
+    width = n // 2 + 1
+    S = int(max(2, min(4096, (max_mb << 20) // (4 * width) - 1)))
+    return (np.zeros((5, n)), np.zeros(n, np.int64), np.zeros((S + 1, width), np.float32),
+            np.full((2, S), -1, np.int64), np.zeros(d))
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def partial_row(r, rowc, m, out, dense, indptr, indices, values, sq, code, gamma, degree, coef0, squarings):
+    """out[q] = K(x_r, x_rowc[q]) for q < m (float32), in parallel over
+    blocks of q; ``dense`` (float64[d], zero) is scratch, zero again after."""
+    d = dense.shape[0]
+    for p in range(indptr[r], indptr[r + 1]):
+        if indices[p] < d:
+            dense[indices[p]] = values[p]
+    sq_r = sq[r]
+    n_blocks = (m + ROW_BLOCK - 1) // ROW_BLOCK
+    for blk in prange(n_blocks):
+        for q in range(blk * ROW_BLOCK, min(m, (blk + 1) * ROW_BLOCK)):
+            t = rowc[q]
+            dot = 0.0
+            for p in range(indptr[t], indptr[t + 1]):
+                f = indices[p]
+                if f < d:
+                    dot += values[p] * dense[f]
+            out[q] = _kval(dot, sq[t], sq_r, code, gamma, degree, coef0, squarings)
+    for p in range(indptr[r], indptr[r + 1]):
+        if indices[p] < d:
+            dense[indices[p]] = 0.0
+
+
 @njit(cache=True, nogil=True)
-def run(y, C, alpha, G, G_bar, QD, act, eps, shrinking, max_steps, stats,
+def _compact_row(v, avoid, epoch, m, index, rowc, Mc, own, dense, indptr, indices, values, sq, code, gamma,
+                 degree, coef0, squarings, M, slot_of):
+    """The slot of Mc holding variable v's kernel row over the m active
+    positions (K(x_index[v], x_rowc[q])), kept for this epoch: gathered from
+    the shared cache's full row when it holds it, else computed for the
+    active rows only. Slot ``avoid`` (the pair's other row) is never
+    overwritten: the spare slot is used instead."""
+    S = Mc.shape[0] - 1
+    h = v % S
+    if own[0, h] == v and own[1, h] == epoch:
+        return h
+    if h == avoid:
+        h = S
+    else:
+        own[0, h] = v
+        own[1, h] = epoch
+    r = index[v]
+    s = slot_of[r]
+    row = Mc[h]
+    if s >= 0:
+        full = M[s]
+        for q in range(m):
+            row[q] = full[rowc[q]]
+    else:
+        partial_row(r, rowc, m, row, dense, indptr, indices, values, sq, code, gamma, degree, coef0, squarings)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps, max_steps, stats, work, js, slots,
+                   indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
+                   M, slot_of, owner, stamp, state, D, miss_rows, miss_slots):
+    """:func:`run`'s steps over the active variables act[:m] copied to
+    contiguous arrays (position q holds variable act[q]: the same order, so
+    the same choices), with kernel rows restricted to them (compact rows,
+    kept until the next shrink). Stops before a step when the shrinking
+    counter runs out (COMPACT_SHRINK), when the active problem is optimal
+    (COMPACT_OPTIMAL), or after max_steps (COMPACT_LIMIT); writes alpha and
+    G back. Returns (steps taken, why)."""
+    F, rowc, Mc, own, dense = work
+    yc, Cc, ac, Gc, QDc = F[0], F[1], F[2], F[3], F[4]
+    for q in range(m):
+        t = act[q]
+        yc[q] = y[t]
+        Cc[q] = C[t]
+        ac[q] = alpha[t]
+        Gc[q] = G[t]
+        QDc[q] = QD[t]
+        rowc[q] = index[t]
+    stats[EPOCH] += 1
+    epoch = stats[EPOCH]
+    taken = 0
+    why = COMPACT_LIMIT
+    first = True
+    while taken < max_steps:
+        if not first:
+            stats[COUNTER] -= 1
+            if stats[COUNTER] == 0:
+                why = COMPACT_SHRINK
+                break
+        first = False
+        g_max = -np.inf
+        qi = -1
+        for q in range(m):
+            if yc[q] > 0.0:
+                if ac[q] < Cc[q] and -Gc[q] >= g_max:
+                    g_max = -Gc[q]
+                    qi = q
+            elif ac[q] > 0.0 and Gc[q] >= g_max:
+                g_max = Gc[q]
+                qi = q
+        qj = -1
+        g_max2 = -np.inf
+        si = -1
+        if qi >= 0:
+            si = _compact_row(act[qi], -1, epoch, m, index, rowc, Mc, own, dense, indptr, indices, values, sq,
+                              code, gamma, degree, coef0, squarings, M, slot_of)
+            K_i = Mc[si]
+            best = np.inf
+            for q in range(m):
+                if yc[q] > 0.0:
+                    if ac[q] <= 0.0:
+                        continue
+                    diff = g_max + Gc[q]
+                    if Gc[q] >= g_max2:
+                        g_max2 = Gc[q]
+                else:
+                    if ac[q] >= Cc[q]:
+                        continue
+                    diff = g_max - Gc[q]
+                    if -Gc[q] >= g_max2:
+                        g_max2 = -Gc[q]
+                if diff > 0.0:
+                    quad = QDc[qi] + QDc[q] - 2.0 * K_i[q]
+                    if quad <= 0.0:
+                        quad = TAU
+                    obj = -(diff * diff) / quad
+                    if obj <= best:
+                        best = obj
+                        qj = q
+        if qi < 0 or qj < 0 or g_max + g_max2 < eps:
+            why = COMPACT_OPTIMAL
+            break
+        sj = _compact_row(act[qj], si, epoch, m, index, rowc, Mc, own, dense, indptr, indices, values, sq,
+                          code, gamma, degree, coef0, squarings, M, slot_of)
+        K_i = Mc[si]
+        K_j = Mc[sj]
+        a_i, a_j = ac[qi], ac[qj]
+        n_i, n_j = _pair(yc[qi], yc[qj], Cc[qi], Cc[qj], a_i, a_j, Gc[qi], Gc[qj], QDc[qi], QDc[qj],
+                         yc[qi] * yc[qj] * K_i[qj])
+        ac[qi] = n_i
+        ac[qj] = n_j
+        d_i = (n_i - a_i) * yc[qi]
+        d_j = (n_j - a_j) * yc[qj]
+        for q in range(m):
+            Gc[q] += yc[q] * (K_i[q] * d_i + K_j[q] * d_j)
+        # G_bar (every variable) needs the full rows, rarely
+        if (a_i >= Cc[qi]) != (n_i >= Cc[qi]):
+            full = _row(rowc[qi], js, slots, indptr, indices, values, sq, code, gamma, degree, coef0,
+                        squarings, M, slot_of, owner, stamp, state, D, miss_rows, miss_slots)
+            _bound_change(G_bar, y, index, full, yc[qi], Cc[qi], a_i, n_i)
+        if (a_j >= Cc[qj]) != (n_j >= Cc[qj]):
+            full = _row(rowc[qj], js, slots, indptr, indices, values, sq, code, gamma, degree, coef0,
+                        squarings, M, slot_of, owner, stamp, state, D, miss_rows, miss_slots)
+            _bound_change(G_bar, y, index, full, yc[qj], Cc[qj], a_j, n_j)
+        taken += 1
+    for q in range(m):
+        t = act[q]
+        alpha[t] = ac[q]
+        G[t] = Gc[q]
+    return taken, why
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pair(y_i, y_j, C_i, C_j, a_i, a_j, G_i, G_j, QD_i, QD_j, Q_ij):
+    """The two-variable sub-problem, solved and clipped as LIBSVM does: (new a_i, new a_j)."""
+    if y_i != y_j:
+        quad = QD_i + QD_j + 2.0 * Q_ij
+        if quad <= 0.0:
+            quad = TAU
+        delta = (-G_i - G_j) / quad
+        diff = a_i - a_j
+        n_i = a_i + delta
+        n_j = a_j + delta
+        if diff > 0.0:
+            if n_j < 0.0:
+                n_j = 0.0
+                n_i = diff
+        else:
+            if n_i < 0.0:
+                n_i = 0.0
+                n_j = -diff
+        if diff > C_i - C_j:
+            if n_i > C_i:
+                n_i = C_i
+                n_j = C_i - diff
+        else:
+            if n_j > C_j:
+                n_j = C_j
+                n_i = C_j + diff
+    else:
+        quad = QD_i + QD_j - 2.0 * Q_ij
+        if quad <= 0.0:
+            quad = TAU
+        delta = (G_i - G_j) / quad
+        total = a_i + a_j
+        n_i = a_i - delta
+        n_j = a_j + delta
+        if total > C_i:
+            if n_i > C_i:
+                n_i = C_i
+                n_j = total - C_i
+        else:
+            if n_j < 0.0:
+                n_j = 0.0
+                n_i = total
+        if total > C_j:
+            if n_j > C_j:
+                n_j = C_j
+                n_i = total - C_j
+        else:
+            if n_i < 0.0:
+                n_i = 0.0
+                n_j = total
+    return n_i, n_j
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bound_change(G_bar, y, index, K, y_v, C_v, a_old, a_new):
+    """G_bar += (the change of variable v's part at its upper bound) over every variable."""
+    if (a_old >= C_v) != (a_new >= C_v):
+        sgn = C_v * y_v if a_new >= C_v else -C_v * y_v
+        for t in range(y.shape[0]):
+            G_bar[t] += y[t] * K[index[t]] * sgn
+
+
+@njit(cache=True, nogil=True)
+def run(y, C, p, index, alpha, G, G_bar, QD, act, eps, shrinking, max_steps, stats, work,
         indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
         M, slot_of, owner, stamp, state, D, miss_rows, miss_slots):
-    """At most ``max_steps`` SMO steps from (alpha, G), in place, with
-    LIBSVM's shrinking when ``shrinking``: every min(n, 1000) steps the
-    indices that cannot enter a violating pair leave the active list
-    act[:stats[ACTIVE]]; their gradients are rebuilt (from G_bar, the part
-    of G due to alphas at their upper bound, kept for every row) before
-    the final check on all rows. ``stats`` (STEPS, OPTIMAL, ACTIVE,
-    COUNTER, UNSHRUNK) persists between calls. Returns the steps taken."""
+    """At most ``max_steps`` SMO steps from (alpha, G), in place (variable t
+    reads the kernel row of data row index[t]), with LIBSVM's shrinking
+    when ``shrinking``: every min(n, 1000) steps the indices that cannot
+    enter a violating pair leave the active list act[:stats[ACTIVE]];
+    their gradients are rebuilt (from G_bar, the part of G due to alphas at
+    their upper bound, kept for every row) before the final check on all
+    rows. While at most half the variables are active the steps run on
+    contiguous copies (:func:`_compact_steps`, ``work`` its buffers), the
+    same steps in the same order. ``stats`` (STEPS, OPTIMAL, ACTIVE,
+    COUNTER, UNSHRUNK, EPOCH) persists between calls. Returns the steps taken."""
     n = y.shape[0]
     js = np.empty(1, np.int64)
     slots = np.empty(1, np.int64)
     taken = 0
     m = stats[ACTIVE]
     recheck = False     # the gradients were just rebuilt: select again over all rows before shrinking
+    shrink_now = False  # the compact loop stopped where the shrinking counter ran out
     while taken < max_steps:
         if shrinking and not recheck:
-            stats[COUNTER] -= 1
+            if shrink_now:
+                shrink_now = False
+                stats[COUNTER] = 0
+            else:
+                stats[COUNTER] -= 1
             if stats[COUNTER] == 0:
                 stats[COUNTER] = min(n, 1000)
                 new_m = _shrink(y, C, alpha, G, act, m, eps, stats)
                 if new_m < 0:
-                    _reconstruct(y, alpha, G, G_bar, C, act, m, js, slots, indptr, indices, values, sq, code,
-                                 gamma, degree, coef0, squarings, M, slot_of, owner, stamp, state, D,
-                                 miss_rows, miss_slots)
+                    _reconstruct(y, p, index, alpha, G, G_bar, C, act, m, js, slots, indptr, indices, values,
+                                 sq, code, gamma, degree, coef0, squarings, M, slot_of, owner, stamp, state,
+                                 D, miss_rows, miss_slots)
                     m = n
                     new_m = _shrink(y, C, alpha, G, act, m, eps, stats)
                 m = new_m
+                if 0 < m <= n // 2:
+                    done, status = _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps,
+                                                  max_steps - taken, stats, work, js, slots, indptr, indices,
+                                                  values, sq, code, gamma, degree, coef0, squarings, M, slot_of,
+                                                  owner, stamp, state, D, miss_rows, miss_slots)
+                    taken += done
+                    if status == COMPACT_SHRINK:
+                        shrink_now = True
+                        continue
+                    if status == COMPACT_LIMIT:
+                        break
+                    # optimal on the active rows: rebuild every gradient and check them all
+                    _reconstruct(y, p, index, alpha, G, G_bar, C, act, m, js, slots, indptr, indices, values,
+                                 sq, code, gamma, degree, coef0, squarings, M, slot_of, owner, stamp, state, D,
+                                 miss_rows, miss_slots)
+                    m = n
+                    recheck = True
+                    continue
         i, g_max = _select_i(y, C, alpha, G, act, m)
         j = -1
         g_max2 = -np.inf
         if i >= 0:
-            K_i = _row(i, js, slots, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
+            K_i = _row(index[i], js, slots, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
                        M, slot_of, owner, stamp, state, D, miss_rows, miss_slots)
-            j, g_max2 = _select_j(y, C, alpha, G, QD, act, m, i, g_max, K_i)
+            j, g_max2 = _select_j(y, C, alpha, G, QD, act, m, i, g_max, K_i, index)
         if i < 0 or j < 0 or g_max + g_max2 < eps:
             if m == n:
                 stats[OPTIMAL] = 1
                 break
-            # optimal on the active rows: rebuild every gradient and check them all
-            _reconstruct(y, alpha, G, G_bar, C, act, m, js, slots, indptr, indices, values, sq, code,
-                         gamma, degree, coef0, squarings, M, slot_of, owner, stamp, state, D, miss_rows,
+            _reconstruct(y, p, index, alpha, G, G_bar, C, act, m, js, slots, indptr, indices, values, sq,
+                         code, gamma, degree, coef0, squarings, M, slot_of, owner, stamp, state, D, miss_rows,
                          miss_slots)
             m = n
             recheck = True
@@ -191,78 +461,22 @@ def run(y, C, alpha, G, G_bar, QD, act, eps, shrinking, max_steps, stats,
         if recheck:
             stats[COUNTER] = 1          # as LIBSVM: take this step over all rows, shrink at the next
             recheck = False
-        K_j = _row(j, js, slots, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
+        K_j = _row(index[j], js, slots, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
                    M, slot_of, owner, stamp, state, D, miss_rows, miss_slots)
-        K_i = M[slot_of[i]]          # still cached: i was the most recent row before j
-        # the two-variable sub-problem, solved and clipped as LIBSVM does
-        y_i, y_j = y[i], y[j]
-        C_i, C_j = C[i], C[j]
+        K_i = M[slot_of[index[i]]]   # still cached: i's row was the most recent before j's
         a_i, a_j = alpha[i], alpha[j]
-        Q_ij = y_i * y_j * K_i[j]
-        if y_i != y_j:
-            quad = QD[i] + QD[j] + 2.0 * Q_ij
-            if quad <= 0.0:
-                quad = TAU
-            delta = (-G[i] - G[j]) / quad
-            diff = a_i - a_j
-            n_i = a_i + delta
-            n_j = a_j + delta
-            if diff > 0.0:
-                if n_j < 0.0:
-                    n_j = 0.0
-                    n_i = diff
-            else:
-                if n_i < 0.0:
-                    n_i = 0.0
-                    n_j = -diff
-            if diff > C_i - C_j:
-                if n_i > C_i:
-                    n_i = C_i
-                    n_j = C_i - diff
-            else:
-                if n_j > C_j:
-                    n_j = C_j
-                    n_i = C_j + diff
-        else:
-            quad = QD[i] + QD[j] - 2.0 * Q_ij
-            if quad <= 0.0:
-                quad = TAU
-            delta = (G[i] - G[j]) / quad
-            total = a_i + a_j
-            n_i = a_i - delta
-            n_j = a_j + delta
-            if total > C_i:
-                if n_i > C_i:
-                    n_i = C_i
-                    n_j = total - C_i
-            else:
-                if n_j < 0.0:
-                    n_j = 0.0
-                    n_i = total
-            if total > C_j:
-                if n_j > C_j:
-                    n_j = C_j
-                    n_i = total - C_j
-            else:
-                if n_i < 0.0:
-                    n_i = 0.0
-                    n_j = total
+        n_i, n_j = _pair(y[i], y[j], C[i], C[j], a_i, a_j, G[i], G[j], QD[i], QD[j],
+                         y[i] * y[j] * K_i[index[j]])
         alpha[i] = n_i
         alpha[j] = n_j
-        d_i = (n_i - a_i) * y_i
-        d_j = (n_j - a_j) * y_j
+        d_i = (n_i - a_i) * y[i]
+        d_j = (n_j - a_j) * y[j]
         for q in range(m):
             t = act[q]
-            G[t] += y[t] * (K_i[t] * d_i + K_j[t] * d_j)
-        # G_bar: the rows' gradient part from alphas at their upper bound
-        if (a_i >= C_i) != (n_i >= C_i):
-            sgn = C_i * y_i if n_i >= C_i else -C_i * y_i
-            for t in range(n):
-                G_bar[t] += y[t] * K_i[t] * sgn
-        if (a_j >= C_j) != (n_j >= C_j):
-            sgn = C_j * y_j if n_j >= C_j else -C_j * y_j
-            for t in range(n):
-                G_bar[t] += y[t] * K_j[t] * sgn
+            r = index[t]
+            G[t] += y[t] * (K_i[r] * d_i + K_j[r] * d_j)
+        _bound_change(G_bar, y, index, K_i, y[i], C[i], a_i, n_i)
+        _bound_change(G_bar, y, index, K_j, y[j], C[j], a_j, n_j)
         taken += 1
     stats[ACTIVE] = m
     stats[STEPS] += taken
@@ -270,8 +484,8 @@ def run(y, C, alpha, G, G_bar, QD, act, eps, shrinking, max_steps, stats,
 
 
 @njit(cache=True, nogil=True)
-def _reconstruct(y, alpha, G, G_bar, C, act, m, js, slots, indptr, indices, values, sq, code, gamma, degree,
-                 coef0, squarings, M, slot_of, owner, stamp, state, D, miss_rows, miss_slots):
+def _reconstruct(y, p, index, alpha, G, G_bar, C, act, m, js, slots, indptr, indices, values, sq, code, gamma,
+                 degree, coef0, squarings, M, slot_of, owner, stamp, state, D, miss_rows, miss_slots):
     """LIBSVM's reconstruct_gradient: G of the inactive rows act[m:] from
     G_bar plus the free alphas' part, by whichever costs fewer kernel
     values: the rows of the free active alphas, or those of the inactive rows."""
@@ -280,7 +494,7 @@ def _reconstruct(y, alpha, G, G_bar, C, act, m, js, slots, indptr, indices, valu
         return
     for q in range(m, n):
         t = act[q]
-        G[t] = G_bar[t] - 1.0
+        G[t] = G_bar[t] + p[t]
     n_free = 0
     for q in range(m):
         t = act[q]
@@ -289,31 +503,36 @@ def _reconstruct(y, alpha, G, G_bar, C, act, m, js, slots, indptr, indices, valu
     if n_free * n > 2 * m * (n - m):
         for q in range(m, n):
             t = act[q]
-            K_t = _row(t, js, slots, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
+            K_t = _row(index[t], js, slots, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
                        M, slot_of, owner, stamp, state, D, miss_rows, miss_slots)
             acc = 0.0
             for r in range(m):
                 u = act[r]
                 if 0.0 < alpha[u] < C[u]:
-                    acc += alpha[u] * y[u] * K_t[u]
+                    acc += alpha[u] * y[u] * K_t[index[u]]
             G[t] += y[t] * acc
     else:
         for r in range(m):
             u = act[r]
             if 0.0 < alpha[u] < C[u]:
-                K_u = _row(u, js, slots, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
+                K_u = _row(index[u], js, slots, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
                            M, slot_of, owner, stamp, state, D, miss_rows, miss_slots)
                 au = alpha[u] * y[u]
                 for q in range(m, n):
                     t = act[q]
-                    G[t] += y[t] * au * K_u[t]
+                    G[t] += y[t] * au * K_u[index[t]]
 
 
 # on data of fewer than PARALLEL_MIN_NNZ values: the same loop over the
 # cache's serial twin (the same numbers)
 _row_serial = serial_twin(_row, {"fetch": fetch_serial})
 _reconstruct_serial = serial_twin(_reconstruct, {"_row": _row_serial})
-run_serial = serial_twin(run, {"_row": _row_serial, "_reconstruct": _reconstruct_serial})
+partial_row_serial = serial_twin(partial_row)
+_compact_row_serial = serial_twin(_compact_row, {"partial_row": partial_row_serial})
+_compact_steps_serial = serial_twin(_compact_steps, {"_row": _row_serial, "_compact_row": _compact_row_serial})
+run_serial = serial_twin(run, {"_row": _row_serial, "_reconstruct": _reconstruct_serial,
+                               "_compact_steps": _compact_steps_serial})
+
 
 
 @njit(cache=True, nogil=True)
@@ -345,10 +564,38 @@ def rho_of(y, C, alpha, G):
 
 
 @njit(cache=True, nogil=True)
-def dual_value(alpha, G):
-    """f(alpha) = 1/2 alpha'Q alpha - e'alpha from G = Q alpha - e: sum alpha_t (G_t - 1) / 2
+def dual_value(alpha, G, p):
+    """f(alpha) = 1/2 alpha'Q alpha + p'alpha from G = Q alpha + p: sum alpha_t (G_t + p_t) / 2
     (LIBSVM's ``obj``)."""
     v = 0.0
     for t in range(alpha.shape[0]):
-        v += alpha[t] * (G[t] - 1.0)
+        v += alpha[t] * (G[t] + p[t])
     return 0.5 * v
+
+
+@njit(cache=True, nogil=True)
+def initial_gradient(y, C, p, index, alpha, G, G_bar, indptr, indices, values, sq, code, gamma, degree, coef0,
+                     squarings, M, slot_of, owner, stamp, state, D, miss_rows, miss_slots):
+    """G = Q alpha + p and G_bar = the part of Q alpha from the alphas at
+    their bound, for a start alpha != 0 (one-class), as LIBSVM: one kernel
+    row per nonzero alpha."""
+    n = y.shape[0]
+    js = np.empty(1, np.int64)
+    slots = np.empty(1, np.int64)
+    for t in range(n):
+        G[t] = p[t]
+        G_bar[t] = 0.0
+    for s in range(n):
+        if alpha[s] > 0.0:
+            K_s = _row(index[s], js, slots, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
+                       M, slot_of, owner, stamp, state, D, miss_rows, miss_slots)
+            a = alpha[s] * y[s]
+            for t in range(n):
+                G[t] += y[t] * a * K_s[index[t]]
+            if alpha[s] >= C[s]:
+                c = C[s] * y[s]
+                for t in range(n):
+                    G_bar[t] += y[t] * c * K_s[index[t]]
+
+
+initial_gradient_serial = serial_twin(initial_gradient, {"_row": _row_serial})
