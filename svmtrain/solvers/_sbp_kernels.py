@@ -50,6 +50,7 @@ from .. import _numba_options as _opts
 from .._numba_options import PRANGE, arg_index, by_size, serial_twin
 
 from ..kernels.cache import fetch, fetch_serial
+from ._smo_kernels import _pair
 
 # scalar state (float64 vector) of the step loop
 S_SCALE, S_OMEGA, S_WEIGHT, S_STEP, S_ROWS, S_LEVEL, S_K = range(7)
@@ -460,47 +461,8 @@ def pilot_smo(K, y, C, bias, eps, max_iter, alpha, grad):
                 break
             old_i = alpha[i]
             old_j = alpha[j]
-            quad = K[i, i] + K[j, j] - 2.0 * K[i, j]
-            if quad <= 0:
-                quad = 1e-12
-            if y[i] != y[j]:
-                delta = (-grad[i] - grad[j]) / quad
-                diff = old_i - old_j
-                ai = old_i + delta
-                aj = old_j + delta
-                if diff > 0:
-                    if aj < 0:
-                        aj = 0.0
-                        ai = diff
-                elif ai < 0:
-                    ai = 0.0
-                    aj = -diff
-                if diff > 0:
-                    if ai > C:
-                        ai = C
-                        aj = C - diff
-                elif aj > C:
-                    aj = C
-                    ai = C + diff
-            else:
-                delta = (grad[i] - grad[j]) / quad
-                total = old_i + old_j
-                ai = old_i - delta
-                aj = old_j + delta
-                if total > C:
-                    if ai > C:
-                        ai = C
-                        aj = total - C
-                elif aj < 0:
-                    aj = 0.0
-                    ai = total
-                if total > C:
-                    if aj > C:
-                        aj = C
-                        ai = total - C
-                elif ai < 0:
-                    ai = 0.0
-                    aj = total
+            ai, aj = _pair(y[i], y[j], C, C, old_i, old_j, grad[i], grad[j], K[i, i], K[j, j],
+                           y[i] * y[j] * K[i, j])
             d_i = ai - old_i
             d_j = aj - old_j
             alpha[i] = ai

@@ -238,6 +238,7 @@ def _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps, max_steps, sta
         Gc[q] = G[t]
         QDc[q] = QD[t]
         rowc[q] = index[t]
+    ident = np.arange(m)        # the positions, for the selection kernels' index lists
     stats[EPOCH] += 1
     epoch = stats[EPOCH]
     taken = 0
@@ -250,45 +251,14 @@ def _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps, max_steps, sta
                 why = COMPACT_SHRINK
                 break
         first = False
-        g_max = -np.inf
-        qi = -1
-        for q in range(m):
-            if yc[q] > 0.0:
-                if ac[q] < Cc[q] and -Gc[q] >= g_max:
-                    g_max = -Gc[q]
-                    qi = q
-            elif ac[q] > 0.0 and Gc[q] >= g_max:
-                g_max = Gc[q]
-                qi = q
+        qi, g_max = _select_i(yc, Cc, ac, Gc, ident, m)
         qj = -1
         g_max2 = -np.inf
         si = -1
         if qi >= 0:
             si = _compact_row(act[qi], -1, epoch, m, index, rowc, Mc, own, dense, indptr, indices, values, sq,
                               code, gamma, degree, coef0, squarings, M, slot_of)
-            K_i = Mc[si]
-            best = np.inf
-            for q in range(m):
-                if yc[q] > 0.0:
-                    if ac[q] <= 0.0:
-                        continue
-                    diff = g_max + Gc[q]
-                    if Gc[q] >= g_max2:
-                        g_max2 = Gc[q]
-                else:
-                    if ac[q] >= Cc[q]:
-                        continue
-                    diff = g_max - Gc[q]
-                    if -Gc[q] >= g_max2:
-                        g_max2 = -Gc[q]
-                if diff > 0.0:
-                    quad = QDc[qi] + QDc[q] - 2.0 * K_i[q]
-                    if quad <= 0.0:
-                        quad = TAU
-                    obj = -(diff * diff) / quad
-                    if obj <= best:
-                        best = obj
-                        qj = q
+            qj, g_max2 = _select_j(yc, Cc, ac, Gc, QDc, ident, m, qi, g_max, Mc[si], ident)
         if qi < 0 or qj < 0 or g_max + g_max2 < eps:
             why = COMPACT_OPTIMAL
             break
