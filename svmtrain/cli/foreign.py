@@ -364,23 +364,20 @@ def _svmlight_defaults(line):
         raise ParameterError(f"-b takes 0 or 1 (got {b})")
     line.drop("-b")
     task = line.value("--task") or "c"
-    if task == "r" and b == "1" and not line.has("-s"):
-        # SVMlight's biased regression: LIBSVM's epsilon-SVR, its kernel linear unless -t says otherwise
-        line.options.insert(0, ["-s", [KERNEL_SOLVER]])
-        if not line.has("-t"):
-            line.options.append(["-t", ["0"]])
-        return
-    if line.has("-s") or task != "c":
+    # SVMlight's biased regression is LIBSVM's epsilon-SVR: trained below as the biased classifier is
+    biased_regression = task == "r" and b == "1" and not line.has("-s")
+    if (line.has("-s") or task != "c") and not biased_regression:
         # ranking: the bias cancels in every pair difference, so -b 1 and -b 0 are the same problem
         if task not in ("c", "p") and b == "1" and solvers_for(task):
-            raise ParameterError(f"-z {task} with SVMlight's biased hyperplane (-b 1, its default) has no "
-                                 f"equivalent yet: -b 0 trains it without a bias (-s {solvers_for(task)[0]})")
+            equivalent = "is -s smo (drop -s)" if task == "r" else "has no equivalent yet"
+            raise ParameterError(f"-z {task} with SVMlight's biased hyperplane (-b 1, its default) {equivalent}; "
+                                 f"-b 0 trains it without a bias (-s {solvers_for(task)[0]})")
         if task != "c" and not line.has("-s") and solvers_for(task):
             line.options.insert(0, ["-s", [solvers_for(task)[0]]])
         if task == "p" and not line.has("--rank-c"):
             line.options.append(["--rank-c", ["svmlight"]])     # SVMlight's C is per pair
         return
-    if b == "1":            # the biased hyperplane: the kernel solver's unregularised bias
+    if b == "1":            # the biased hyperplane (or tube): smo's unregularised bias, linear unless -t
         line.options.insert(0, ["-s", [KERNEL_SOLVER]])
         if not line.has("-t"):
             line.options.append(["-t", ["0"]])
@@ -392,13 +389,18 @@ def _svmlight_defaults(line):
         line.options.append(["--no-bias", []])
 
 
+def _libsvm_solver(line):
+    """The solver of a LIBSVM C-SVC line: LIBSVM's own (smo), or sbp under --grid."""
+    return GRID_KERNEL_SOLVER if line.has("--grid") else KERNEL_SOLVER
+
+
 def _solver_of(line):
     """Resolve numeric -s and LIBSVM kernel lines into svm-train's -s NAME."""
     s = line.value("-s")
     libsvm_line = any(line.has(f) for f in ("-t", "--grid") + KERNEL_FLAGS)     # --grid: grid.py drives LIBSVM
     if s is None:
         if libsvm_line:
-            line.options.insert(0, ["-s", [GRID_KERNEL_SOLVER if line.has("--grid") else KERNEL_SOLVER]])
+            line.options.insert(0, ["-s", [_libsvm_solver(line)]])
         return
     if _INT.match(s):
         s = str(int(s))
@@ -413,7 +415,7 @@ def _solver_of(line):
             raise ParameterError(f"-s {s}: {target}{hint}")
         line.drop("-s")
         if target is None:              # LIBSVM's C-SVC
-            line.options.insert(0, ["-s", [GRID_KERNEL_SOLVER if line.has("--grid") else KERNEL_SOLVER]])
+            line.options.insert(0, ["-s", [_libsvm_solver(line)]])
             return
         for flag, value in zip(target[::2], target[1::2]):
             given = line.value(flag)
