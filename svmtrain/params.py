@@ -100,6 +100,14 @@ class TrainParams:
     eig_threshold: float = option(None, "--eig-threshold", type=float,
                                   help="Drop Nystrom eigenvalues below this (asset).")
     inner: str = option(None, "--inner", choices=("pegasos", "dcd"), help="Linear solver on the features (asset).")
+    # the survey's other solvers -- sgd, norma, cvm
+    update: str = option(None, "--update", choices=("bottou", "sgdqn", "fobos"), help=(
+        "sgd: the update rule, bottou (SVM-SGD, default), sgdqn (SGD-QN's diagonal scaling) or "
+        "fobos (forward-backward splitting, FOLOS)."))
+    l1: float = option(None, "--l1", type=float, help=(
+        "sgd --update fobos: weight of an L1 term l1 |w|_1 added to the objective (default 0)."))
+    budget: int = option(None, "--budget", type=int, help=(
+        "norma: terms kept in the kernel expansion (the oldest are dropped; default 2000)."))
     strongly_convex: bool = option(False, "--strongly-convex", flag=True,
                                    help="ASSET*: step 1/(lambda j), no bias, no averaging (asset).")
     multiclass: str = option("ovr", "--multiclass", choices=("ovr", "cs"), help=(
@@ -257,6 +265,20 @@ def _check_kernel_options(p):
                              "-s asset (or -s pegasos -t 2) for a kernel model")
 
 
+# options that only one solver reads: (field, flag, the solvers that read it)
+SOLVER_OPTIONS = (("update", "--update", ("sgd",)), ("l1", "--l1", ("sgd",)), ("budget", "--budget", ("norma",)))
+
+
+def _check_survey_options(p):
+    """An option of one solver given to another would be ignored: refuse it,
+    naming the solver that reads it; --l1 needs --update fobos."""
+    for name, flag, solvers in SOLVER_OPTIONS:
+        if getattr(p, name) is not None and p.solver not in solvers:
+            raise ParameterError(f"{flag} applies to -s {' / -s '.join(solvers)}, not -s {p.solver}")
+    if p.l1 and p.update != "fobos":
+        raise ParameterError("--l1 is the L1 term of forward-backward splitting: give it with --update fobos")
+
+
 CONSTRAINTS = [
     _check_solver,
     _check_kernel_options,
@@ -286,6 +308,10 @@ CONSTRAINTS = [
     _positive("dim", "-D"),
     _check_choice("approx", "--approx", (None, "nystrom", "fourier")),
     _check_choice("inner", "--inner", (None, "pegasos", "dcd")),
+    _check_choice("update", "--update", (None, "bottou", "sgdqn", "fobos")),
+    _nonnegative("l1", "--l1"),
+    _positive("budget", "--budget"),
+    _check_survey_options,
 ]
 
 

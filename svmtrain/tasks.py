@@ -47,6 +47,12 @@ SUPPORT = {
     "asset": {CLASSIFICATION: ("hinge", "squared-hinge"),
               REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive"),
               ONE_CLASS: ("one-class",)},
+    "sgd": {CLASSIFICATION: ("hinge", "log"),
+            REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive")},
+    "bmrm": {CLASSIFICATION: ("hinge",)},
+    "norma": {CLASSIFICATION: ("hinge",)},
+    # the CVM's minimum enclosing ball is the L2-SVM's dual (squared hinge, Tsang et al. 2005)
+    "cvm": {CLASSIFICATION: ("squared-hinge",)},
 }
 
 # solver -> task -> the losses it trains with row weights (sample weights, Python API):

@@ -47,7 +47,7 @@ def test_supported_pairs_pass():
 
 
 def test_solvers_for_lists_in_table_order():
-    assert tasks.solvers_for("c", "squared-hinge") == ["dcd", "asset"]
+    assert tasks.solvers_for("c", "squared-hinge") == ["dcd", "asset", "cvm"]
     assert tasks.solvers_for("o") == ["dcd", "smo", "asset"]
     assert tasks.solvers_for("p") == ["ocas", "tron"]
     assert tasks.solvers_for("p", "pairwise-squared-hinge") == ["tron"]

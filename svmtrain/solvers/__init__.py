@@ -19,9 +19,14 @@ SOLVERS = {
     "smo": "svmtrain.solvers.smo",
     "asset": "svmtrain.solvers.asset",
     "tron": "svmtrain.solvers.tron_ranking",     # trains ranking only (tasks.SUPPORT)
+    # the survey's other solvers (Menon 2009, Table 1)
+    "sgd": "svmtrain.solvers.sgd",               # SVM-SGD, SGD-QN, FOLOS (--update)
+    "bmrm": "svmtrain.solvers.bmrm",             # BMRM / SVMperf: ocas's cutting planes without line search
+    "norma": "svmtrain.solvers.norma",           # kernel online SGD with a truncated expansion
+    "cvm": "svmtrain.solvers.cvm",               # Core Vector Machine: a minimum enclosing ball by core sets
 }
 # solvers that train kernel models (-t, -g, -d, -r); the others are linear only
-KERNEL_SOLVERS = ("pegasos", "sbp", "asset", "smo")
+KERNEL_SOLVERS = ("pegasos", "sbp", "asset", "smo", "norma", "cvm")
 # solvers with a separate kernelized module, used when -t names a nonlinear kernel
 KERNELIZED = {"pegasos": "svmtrain.solvers.kernel_pegasos"}
 # (solver, task) or (solver, task, loss) -> the module that trains that

@@ -79,7 +79,7 @@ from ..trace import linear_snapshot
 DEFAULT_EPS = 0.01
 DEFAULT_MAX_ITER = 100000
 MU = 0.1                 # cut point: (1 - MU) w_b + MU w_c
-QP_TOL = 1e-4            # reduced-QP duality gap <= QP_TOL * min(eps |Q_P|, Q_P - Q_D)
+QP_TOL = 1e-4            # reduced-QP duality gap <= QP_TOL * min(max(eps |Q_P|, TolAbs), Q_P - Q_D)
 CUT_RESERVE_BYTES = 2 << 30  # initial address space reserved for the cut buffer
 MIN_NNZ_PER_THREAD = 50000  # small problems use fewer threads (see _threads_for)
 DELTA_REFRESH = 32       # recompute a cut from scratch after this many incremental ones
@@ -589,7 +589,7 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
     while True:
         it += 1
         k = cuts.k
-        tol_qp = QP_TOL * min(eps * abs(Q_P), gap_prev) if gap_prev > 0 else 0.0
+        tol_qp = QP_TOL * min(max(eps * abs(Q_P), tol_abs), gap_prev) if gap_prev > 0 else 0.0
         f, qgap, steps, _ = K.qp_simplex(cuts.H, cuts.b, cuts.alpha, k, 1.0,
                                          tol_qp, 0.0, max(100000, 1000 * k), 3 * k + 50)
         qp_steps_total += steps
