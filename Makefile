@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
 .PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-smo bench-smo-growth bench-asset clean fuzz bench-cache \
-	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-sklearn bench-multiclass bench-ocas-sparse experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset \
+	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-sklearn bench-multiclass bench-ocas-sparse experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset exp-survey \
 	readme-tour
 
 $(BIN)/python:
@@ -118,7 +118,10 @@ exp-sbp: install
 exp-asset: install
 	$(BIN)/python scripts/exp_asset.py
 
-experiments: exp-pegasos exp-runtime-vs-n exp-sbp exp-asset
+exp-survey: install
+	$(BIN)/python scripts/exp_survey.py
+
+experiments: exp-pegasos exp-runtime-vs-n exp-sbp exp-asset exp-survey
 
 # The README's one-minute tour: run its commands and write their real output between
 # <!-- tour:begin --> and <!-- tour:end -->. README_TOUR_ARGS=--check: exit 1 if it is out of

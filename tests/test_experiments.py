@@ -50,3 +50,21 @@ def test_with_matplotlib_a_small_png(monkeypatch, tmp_path):
     png = tmp_path / "exp-asset.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size < 200 * 1024
+
+
+def test_exp_survey_rows_per_size_and_solver(monkeypatch, tmp_path):
+    """A tiny exp-survey on the bundled a9a: one CSV row per (n, solver), sensible test errors,
+    kernel solvers skipped above --kernel-max-n."""
+    E = importlib.import_module("exp_common")
+    exp_survey = importlib.import_module("exp_survey")
+    monkeypatch.setattr(E, "RESULTS", str(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["exp_survey.py", "--datasets", "a9a", "--sizes-a9a", "500,1000",
+                                      "--kernel-max-n", "500", "--solvers", "dcd,sgd-sgdqn,bmrm,smo"])
+    exp_survey.main()
+    with open(tmp_path / "exp-survey.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["n"], r["key"]) for r in rows] == [("500", "smo"), ("500", "bmrm"), ("500", "dcd"),
+                                                  ("500", "sgd-sgdqn"), ("1000", "bmrm"), ("1000", "dcd"),
+                                                  ("1000", "sgd-sgdqn")]
+    for r in rows:
+        assert 0.0 < float(r["test_error"]) < 0.2 and float(r["train_s"]) > 0.0, r
