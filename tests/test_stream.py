@@ -7,7 +7,9 @@ LIBLINEAR -s 3 -e 1e-6 (liblinear-official) for the optimum of the hinge
 problem, in-memory training of the same solver for accuracy on a9a.t.
 Peak memory is measured by scripts/bench_stream.py, not here.
 """
+import dataclasses
 import lzma
+import math
 import os
 
 import numpy as np
@@ -22,7 +24,10 @@ from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
 from svmtrain.solvers import _dcd_kernels as K
-from svmtrain.data.streaming import train_streamed
+from svmtrain.solvers import sgd, stream_sgd
+from svmtrain.solvers.base import with_defaults
+from svmtrain.data.chunk_source import InMemorySource
+from svmtrain.data.streaming import MIB, plan_memory, train_streamed
 from svmtrain.training import train
 from test_cli import write_blobs
 
@@ -184,6 +189,190 @@ def test_cli_asset_streams_multiclass_and_asset_star(tmp_path):
     assert np.mean(model.predict(X) == X.labels) > 0.8
 
 
+# ---------------------------------------------------------------- sgd and bmrm
+
+SGD_RULES = [("bottou", None), ("sgdqn", None), ("fobos", None), ("fobos", 1e-4)]
+
+
+def heart_file(tmp_path):
+    path = tmp_path / "heart.svm"
+    path.write_bytes(lzma.decompress(bundled("heart_scale.xz").read_bytes()))
+    return path
+
+
+@pytest.mark.parametrize("update, l1", SGD_RULES)
+def test_sgd_streamed_objective_and_seed(a9a, a9a_test, update, l1):
+    """Each rule fed by a shuffle buffer of 2000 rows over 9 blocks: every row
+    once per epoch (T n steps, as in memory); the objective, f(w, b) of the
+    model (+ l1 |w|_1), within 3 % of in-memory training's and, for the
+    hinge problem, of LIBLINEAR's optimum (over seeds 1-10 at most 1.5 %
+    here: SGD's last iterate is noisy); the same seed gives the same w."""
+    X, y = a9a
+    lam = 1e-3
+    params = TrainParams(solver="sgd", update=update, l1=l1, lam=lam, seed=3, threads=1)
+    m = streamed(params, shuffle_buffer=2000)
+    assert dict(m.header)["shuffle_buffer"] == 2000
+    r = m.fit_results[0]
+    mem = train(X, params)
+    rm = mem.fit_results[0]
+    assert set(rm.info) <= set(r.info) and r.info["update"] == update
+    assert r.n_iter == rm.n_iter == 30 * X.n_rows and r.info["epochs"] == 30
+    assert r.info["t0"] == 1.0 / (lam * r.info["eta0"])
+    yy = np.where(X.labels == m.labels[0], 1.0, -1.0)
+    w = m.W[:, 0]
+    f = hinge_objective(csr(X, 123), yy, w, lam, b=m.b[0]) + (l1 or 0.0) * float(np.abs(w).sum())
+    assert r.objective == pytest.approx(f, rel=1e-9)
+    assert r.objective == pytest.approx(rm.objective, rel=0.03), (r.objective, rm.objective)
+    if not l1:
+        _, f_star = liblinear_optimum(X, y, lam, 123)
+        assert f_star * (1 - 1e-9) <= r.objective <= 1.03 * f_star
+    else:
+        assert np.count_nonzero(w == 0.0) > 0                   # FOLOS's exact zeros
+    assert abs(accuracy(m, a9a_test) - accuracy(mem, a9a_test)) <= 0.5
+    again = streamed(params, shuffle_buffer=2000)
+    np.testing.assert_array_equal(m.W, again.W)                # every random choice from --seed
+    np.testing.assert_array_equal(m.b, again.b)
+    other = streamed(dataclasses.replace(params, seed=4), shuffle_buffer=2000)
+    assert not np.array_equal(m.W, other.W)
+
+
+@pytest.mark.parametrize("update", ["bottou", "sgdqn", "fobos"])
+def test_sgd_one_block_full_buffer_is_the_in_memory_algorithm(update):
+    """One block and a shuffle buffer of all rows: every epoch a uniformly
+    random permutation of all rows, as in memory, and on heart_scale (270
+    rows < 1000) the pilot sees every row both ways, so eta0 is the same;
+    only the random numbers differ. Objectives within 1 % of each other and
+    of the optimum (-s dcd at -e 1e-9)."""
+    X = read_libsvm(bundled("heart_scale.xz"))
+    y = np.where(X.labels > 0, 1.0, -1.0)
+    d = X.n_features
+    optimum = train(X, TrainParams(solver="dcd", eps=1e-9, max_iter=100000)).fit_results[0].objective
+    for seed in (1, 2, 3):
+        params = with_defaults(TrainParams(solver="sgd", update=update, seed=seed), sgd.DEFAULTS)
+        mem = sgd.fit(X, y, d, params)
+        s = stream_sgd.fit(InMemorySource(X), y, d, params)
+        assert s.info["eta0"] == mem.info["eta0"]
+        assert s.info["shuffle_rows"] == X.n_rows and s.info["blocks"] == 1
+        assert s.n_iter == mem.n_iter == 30 * X.n_rows
+        assert not np.array_equal(s.w, mem.w)                  # not the same bits
+        assert s.objective == pytest.approx(mem.objective, rel=0.01)
+        assert optimum * (1 - 1e-9) <= s.objective <= 1.01 * optimum
+
+
+def test_sgd_streamed_eps_regression_and_log(tmp_path, a9a):
+    """-e stops on the streamed objective (the last one is the result's);
+    --loss log and --task r stream too, close to in-memory training (and,
+    for the epsilon-insensitive loss, to ocas's optimum)."""
+    X, _ = a9a
+    params = TrainParams(solver="sgd", update="sgdqn", lam=1e-3, eps=1e-3, threads=1)
+    m = streamed(params, shuffle_buffer=5000)
+    r = m.fit_results[0]
+    assert r.converged and r.info["epochs"] < 30 and r.n_iter == r.info["epochs"] * X.n_rows
+    yy = np.where(X.labels == m.labels[0], 1.0, -1.0)
+    assert r.objective == pytest.approx(hinge_objective(csr(X, 123), yy, m.W[:, 0], 1e-3, b=m.b[0]), rel=1e-9)
+
+    logistic = TrainParams(solver="sgd", loss="log", lam=1e-3, threads=1)
+    m, mem = streamed(logistic), train(X, logistic)
+    assert m.fit_results[0].objective == pytest.approx(mem.fit_results[0].objective, rel=0.02)
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(3000, 8))
+    t = A @ rng.normal(size=8) + 0.1 * rng.normal(size=3000)
+    path = tmp_path / "reg.svm"
+    path.write_text("".join(f"{float(v)!r} " + " ".join(f"{j + 1}:{float(a)!r}" for j, a in enumerate(row)) + "\n"
+                            for v, row in zip(t, A)))
+    reg = TrainParams(solver="sgd", task="r", loss="epsilon-insensitive", epsilon=0.1, lam=1e-2, threads=1)
+    m = train_streamed(path, reg, chunk_rows=400, shuffle_buffer=500)
+    assert dict(m.header)["stream_blocks"] == 8
+    R = read_libsvm(path)
+    mem = train(R, reg)
+    optimum = train(R, dataclasses.replace(reg, solver="ocas", eps=1e-10)).fit_results[0].objective
+    f = m.fit_results[0].objective
+    assert f == pytest.approx(mem.fit_results[0].objective, rel=0.03)
+    assert optimum * (1 - 1e-9) <= f <= 1.03 * optimum
+
+
+def test_sgd_memory_plan_counts_its_vectors_and_refuses_a_small_limit(tmp_path):
+    """State: labels and y (16 bytes per row) and 3 (bottou), 4 (sgdqn) or 6
+    (fobos) weight vectors (kept and transient); a limit below that plus two
+    minimal blocks stops with the numbers. On a9a the shuffle buffer, the
+    blocks and the pilot's sample fit the limit."""
+    n, d = 40, 2_000_000
+    for update, vectors in (("bottou", 3), ("sgdqn", 4), ("fobos", 6)):
+        plan = plan_memory("sgd", n, d, TrainParams(solver="sgd", update=update), 1 << 30)
+        assert plan.state == 16 * n + vectors * 8 * (d + 1)
+    rng = np.random.default_rng(1)
+    lines = [f"{'+1' if i % 2 else '-1'} {i + 1}:{rng.normal()!r}" for i in range(n - 1)]
+    path = tmp_path / "wide.svm"
+    path.write_text("\n".join(lines + [f"+1 {d}:1.5"]) + "\n")
+    state = 16 * n + 6 * 8 * (d + 1)
+    r = run(["-s", "sgd", "--update", "fobos", "--memory-limit", "60", path, tmp_path / "model"])
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == (f"svm-train: --memory-limit 60 MB is too small: -s sgd keeps {state / MIB:.1f} MB "
+                                f"of state for {n} rows and {d} features; give at least "
+                                f"{math.ceil((state + 4 * (64 << 10)) / MIB)} MB")
+    assert not (tmp_path / "model").exists()
+    m = streamed(TrainParams(solver="sgd", update="fobos", epochs=2, threads=1))
+    plan = m.stream_plan
+    assert 1 <= plan.shuffle_rows < 32561 and plan.pilot > 0
+    assert plan.state + 2 * plan.block_bytes + plan.shuffle_bytes + plan.pilot <= plan.limit
+
+
+def test_bmrm_streamed_is_the_in_memory_run(a9a, tmp_path):
+    """bmrm streams through ocas's loop, which is exact with one thread: on
+    heart_scale in 9 blocks the in-memory w bit for bit; on a9a the memory
+    limit leaves room for fewer cuts than --cut-buffer's 2000 (svm-train
+    says so), and the in-memory run with that cut buffer gives the same w."""
+    path = heart_file(tmp_path)
+    params = TrainParams(solver="bmrm", C=2.0, eps=1e-5, threads=1)
+    m = train_streamed(path, params, chunk_rows=30)
+    assert dict(m.header)["stream_blocks"] == 9
+    mem = train(read_libsvm(path), params)
+    np.testing.assert_array_equal(m.W, mem.W)
+    assert m.fit_results[0].n_iter == mem.fit_results[0].n_iter
+    assert m.fit_results[0].info["bmrm_gap"] == mem.fit_results[0].info["bmrm_gap"] <= 1e-5
+
+    X, _ = a9a
+    notes = []
+    params = TrainParams(solver="bmrm", C=1.0, threads=1)
+    m = streamed(params, say=notes.append)
+    cuts = m.stream_plan.cut_buffer
+    assert 2 <= cuts < 2000 and any(f"room for {cuts} cuts" in s for s in notes)
+    mem = train(X, dataclasses.replace(params, cut_buffer=cuts))
+    np.testing.assert_array_equal(m.W, mem.W)
+    r = m.fit_results[0]
+    assert r.converged and r.n_iter == mem.fit_results[0].n_iter
+    assert 0.0 <= r.info["bmrm_gap"] <= 1e-3
+
+
+def test_cli_sgd_and_bmrm_stream(tmp_path):
+    """Through the command line: -s sgd --stream with --shuffle-buffer in
+    many blocks (the same model twice, close to in-memory training), and
+    -s bmrm --stream (the in-memory weights)."""
+    train_file = heart_file(tmp_path)
+    X = read_libsvm(train_file)
+    args = ["-q", "-s", "sgd", "--update", "sgdqn", "--stream", "--chunk-size", "40", "--shuffle-buffer", "100",
+            train_file]
+    for name in ("m1", "m2"):
+        r = run(args + [tmp_path / name])
+        assert r.exit_code == 0, r.output
+    assert (tmp_path / "m1").read_bytes() == (tmp_path / "m2").read_bytes()
+    model = load_model(tmp_path / "m1")
+    header = dict(model.header)
+    assert int(header["stream_blocks"]) == 7 and int(header["shuffle_buffer"]) == 100
+    r = run(["-q", "-s", "sgd", "--update", "sgdqn", train_file, tmp_path / "mem"])
+    assert r.exit_code == 0, r.output
+    mem = load_model(tmp_path / "mem")
+    assert abs(np.mean(model.predict(X) == X.labels) - np.mean(mem.predict(X) == X.labels)) <= 0.03
+    assert np.mean(model.predict(X) == X.labels) > 0.8
+
+    r = run(["-q", "-s", "bmrm", "--threads", "1", "--stream", "--chunk-size", "50", train_file, tmp_path / "b1"])
+    assert r.exit_code == 0, r.output
+    r = run(["-q", "-s", "bmrm", "--threads", "1", train_file, tmp_path / "b2"])
+    assert r.exit_code == 0, r.output
+    np.testing.assert_array_equal(load_model(tmp_path / "b1").W, load_model(tmp_path / "b2").W)
+
+
 # ---------------------------------------------------------------- the dcd kernel's new slots
 
 
@@ -242,7 +431,9 @@ def test_cli_stream_multiclass_and_cache(tmp_path):
     (["-s", "asset", "--inner", "dcd", "--stream"], "--inner dcd trains ASSET in memory only"),
     (["-s", "asset", "-D", "512", "--memory-limit", "4"], "--memory-limit 4 MB is too small: -s asset keeps"),
     (["--shuffle-buffer", "100"], "--shuffle-buffer applies to --stream"),
-    (["-s", "dcd", "--stream", "--shuffle-buffer", "100"], "--shuffle-buffer applies to -s pegasos"),
+    (["-s", "dcd", "--stream", "--shuffle-buffer", "100"], "--shuffle-buffer applies to -s pegasos, -s sgd and"),
+    (["-s", "bmrm", "--stream", "--shuffle-buffer", "100"], "--shuffle-buffer applies to -s pegasos, -s sgd and"),
+    (["-s", "sgd", "--memory-limit", "2", "--shuffle-buffer", "30000"], "--shuffle-buffer 30000 needs"),
     (["-s", "pegasos", "--memory-limit", "2", "--shuffle-buffer", "30000"], "--shuffle-buffer 30000 needs"),
     (["--stream", "-v", "3"], "cannot be combined with --stream"),
 ])

@@ -114,13 +114,13 @@ def param_options(command):
               "--cache=PATH) and load it instead of parsing on later runs; rebuilt when TRAIN_FILE changes.")
 @click.option("--stream", is_flag=True,
               help="Out of core: parse TRAIN_FILE once into a binary cache (--cache's, or a temporary "
-              "one) and train from it block by block in bounded memory (pegasos, ocas, dcd, asset; sbp "
-              "and asset --inner train in memory only).")
+              "one) and train from it block by block in bounded memory (pegasos, sgd, ocas, bmrm, dcd, asset; "
+              "sbp and asset --inner train in memory only).")
 @click.option("--memory-limit", type=float, metavar="MB",
               help="Memory for the data, buffers and solver state with --stream (implies --stream; "
               "default 1024).")
 @click.option("--shuffle-buffer", type=int, metavar="ROWS",
-              help="Rows in the shuffle buffer of pegasos and asset with --stream (default: what "
+              help="Rows in the shuffle buffer of pegasos, sgd and asset with --stream (default: what "
               "--memory-limit allows).")
 @click.option("--model-format", type=click.Choice(["svmtrain", "liblinear", "libsvm"]), default="svmtrain",
               show_default=True, help="Model file format: svmtrain's, LIBLINEAR's (linear models) or "

@@ -11,17 +11,22 @@ once whatever the number of passes.
 
 :func:`plan_memory` divides ``--memory-limit`` between the solver's state
 (O(d) weight vectors, O(n) per-row arrays, OCAS's cut buffer) and the
-streamed data (two block buffers, Pegasos' shuffle buffer), and refuses,
-with the numbers, a limit too small for the state alone. The solvers see a
+streamed data (two block buffers, the shuffle buffer of pegasos, sgd and
+asset), and refuses, with the numbers, a limit too small for the state alone. The solvers see a
 chunk source (:mod:`svmtrain.data.chunk_source`), never a file:
 
 * pegasos: :mod:`svmtrain.solvers.stream_pegasos` (shuffle buffer);
+* sgd: :mod:`svmtrain.solvers.stream_sgd` (the three update rules, one row
+  per step, fed by pegasos' shuffle buffer; eta0's pilot on the first pool fed);
 * ocas: :mod:`svmtrain.solvers.ocas` itself, a pass per iteration;
+* bmrm: :mod:`svmtrain.solvers.bmrm`, i.e. ocas's cutting-plane loop
+  streamed as ocas (the same plan: per-row state and cut buffer);
 * dcd: :mod:`svmtrain.solvers.stream_dcd` (block minimization);
 * asset: :mod:`svmtrain.solvers.stream_asset` (its feature map built once,
   Algorithm 1's steps fed by pegasos' shuffle buffer, rows mapped as drawn).
 
-sbp, kernel pegasos (``-t`` other than 0) and asset ``--inner`` train in memory only.
+sbp, smo, norma, cvm, tron, kernel pegasos (``-t`` other than 0) and asset
+``--inner`` train in memory only.
 """
 import contextlib
 import dataclasses
@@ -35,8 +40,9 @@ from ..errors import InputFormatError, ParameterError
 from ..params import check_params
 
 DEFAULT_MEMORY_LIMIT_MB = 1024
-STREAMED = ("pegasos", "ocas", "dcd", "asset")
-SHUFFLED = ("pegasos", "asset")     # the solvers with a shuffle buffer
+STREAMED = ("pegasos", "sgd", "ocas", "bmrm", "dcd", "asset")
+SHUFFLED = ("pegasos", "sgd", "asset")     # the solvers with a shuffle buffer
+OCAS_LIKE = ("ocas", "bmrm")               # ocas's streamed loop and cut buffer
 MIB = 1 << 20
 MIN_BLOCK_BYTES = 64 << 10
 # pass 0: the reader's text blocks are this fraction of the limit (its
@@ -198,12 +204,13 @@ class MemoryPlan:
     limit: int
     state: int
     block_bytes: int
-    cut_buffer: int = None          # ocas
-    shuffle_rows: int = None        # pegasos, asset
+    cut_buffer: int = None          # ocas, bmrm
+    shuffle_rows: int = None        # pegasos, sgd, asset
     shuffle_bytes: int = 0
     map_rows: int = None            # asset: rows mapped to features at a time
     map_bytes: int = 0
     setup: int = 0                  # asset: held before the first epoch only (map build, D_G sample)
+    pilot: int = 0                  # sgd: the pilot's sample, held beside the full shuffle buffer
 
     def describe(self):
         parts = [f"limit {self.limit / MIB:.0f} MB", f"state {self.state / MIB:.1f} MB",
@@ -229,8 +236,8 @@ def _ocas_cut_bytes(cap, d1):
 def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
     """The MemoryPlan of ``solver`` on n rows, d features and ``nnz``
     nonzeros (``n_problems`` binary problems) within ``limit`` bytes (before
-    the block layout is known; the shuffle buffer of pegasos and asset is
-    sized by :func:`plan_shuffle`). Raises ParameterError when the limit
+    the block layout is known; the shuffle buffer of pegasos, sgd and asset
+    is sized by :func:`plan_shuffle`). Raises ParameterError when the limit
     cannot hold the solver's state and two minimal blocks."""
     d1 = d + 1
     state = 16 * n                      # labels, y of the current problem
@@ -238,9 +245,13 @@ def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
         # v, and with averaging the sum and its correction (doubled while the
         # average is formed at the end)
         state += (6 if params.average is not False else 1) * 8 * d1
+    elif solver == "sgd":
+        # w, SGD-QN's D or FOLOS's two stamp vectors, and their transient copies
+        from ..solvers.stream_sgd import state_vectors
+        state += state_vectors(params.update) * 8 * d1
     elif solver == "dcd":
         state += 8 * d1 + 24 * n
-    elif solver == "ocas":
+    elif solver in OCAS_LIKE:
         import numba
         nb = max(1, int(numba.config.NUMBA_NUM_THREADS))
         state += (5 + (nb if nb > 1 else 0)) * 8 * d1 + 43 * n
@@ -249,7 +260,7 @@ def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
         kept, setup = state_bytes(n, d, nnz, params, n_problems)
         state = 8 * n + kept
     free = limit - state
-    minimum = state + 4 * MIN_BLOCK_BYTES + (_ocas_cut_bytes(2, d1) if solver == "ocas" else 0)
+    minimum = state + 4 * MIN_BLOCK_BYTES + (_ocas_cut_bytes(2, d1) if solver in OCAS_LIKE else 0)
     if solver == "asset":
         # before the first epoch, setup + the two blocks (read for the
         # landmarks and the D_G sample) fit in what the state leaves
@@ -257,7 +268,7 @@ def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
     if free < minimum - state:
         raise _too_small(limit, minimum, f"-s {solver} keeps {state / MIB:.1f} MB of state for "
                          f"{n} rows and {d} features")
-    if solver == "ocas":
+    if solver in OCAS_LIKE:
         want = max(2, int(params.cut_buffer or 2000))
         cap = want
         while cap > 2 and _ocas_cut_bytes(cap, d1) > free / 2:
@@ -273,29 +284,33 @@ def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
         # mapped rows a quarter (plan_shuffle), the shuffle buffer the rest
         return MemoryPlan(limit, state, int(max(MIN_BLOCK_BYTES, min(free / 8, (free - setup) / 2))),
                           setup=setup)
-    # pegasos: two block buffers of free/8 each; the shuffle buffer gets the rest
+    # pegasos, sgd: two block buffers of free/8 each; the shuffle buffer gets the rest
     return MemoryPlan(limit, state, int(max(MIN_BLOCK_BYTES, free / 8)))
 
 
-def plan_shuffle(plan, source, params, shuffle_rows=None):
-    """Size the shuffle buffer (pegasos, asset) in ``plan`` for the blocks
-    of ``source``: ``shuffle_rows`` when given (ParameterError when it does
-    not fit), else as many rows as the limit leaves room for (at most n).
+def plan_shuffle(plan, source, params, shuffle_rows=None, d=0):
+    """Size the shuffle buffer (pegasos, sgd, asset) in ``plan`` for the
+    blocks of ``source``: ``shuffle_rows`` when given (ParameterError when it
+    does not fit), else as many rows as the limit leaves room for (at most n).
     For asset, first the block of mapped rows (a quarter of what the state
-    leaves, at least one step's)."""
+    leaves, at least one step's); for sgd, first the pilot's sample (``d``:
+    the number of features) and one row per step (k = 1)."""
     from ..solvers.stream_pegasos import pool_bytes
     n = source.n_rows
     if params.solver == "asset":
         from ..solvers.stream_asset import plan_map_rows
         plan.map_rows, plan.map_bytes = plan_map_rows((plan.limit - plan.state) / 4, params, n)
-    k = max(1, min(int(params.batch_size), n))
+    if params.solver == "sgd":
+        from ..solvers.stream_sgd import pilot_bytes
+        plan.pilot = pilot_bytes(n, source.nnz, source.longest, d)
+    k = 1 if params.solver == "sgd" else max(1, min(int(params.batch_size), n))
     avg = source.nnz / max(n, 1)
     mbr = int(np.diff(source.bounds).max())
 
     def cost(r):
         return pool_bytes(r, avg, source.longest, k, mbr, source.max_block_nnz)
 
-    room = plan.limit - plan.state - source.buffer_bytes - plan.map_bytes
+    room = plan.limit - plan.state - source.buffer_bytes - plan.map_bytes - plan.pilot
     if shuffle_rows is not None:
         r = max(1, min(int(shuffle_rows), n))
         if cost(r) > room:
@@ -304,8 +319,8 @@ def plan_shuffle(plan, source, params, shuffle_rows=None):
                                  "for it (raise --memory-limit or lower --shuffle-buffer)")
     else:
         if cost(1) > room:
-            raise _too_small(plan.limit, plan.state + source.buffer_bytes + plan.map_bytes + cost(1),
-                             f"no room is left for {params.solver}'s shuffle buffer")
+            need = plan.state + source.buffer_bytes + plan.map_bytes + plan.pilot + cost(1)
+            raise _too_small(plan.limit, need, f"no room is left for {params.solver}'s shuffle buffer")
         lo, hi = 1, n
         while lo < hi:
             mid = (lo + hi + 1) // 2
@@ -346,12 +361,17 @@ class _StreamSolver:
             from ..solvers import stream_pegasos
             return stream_pegasos.fit(source, y, d, params, progress, log, class_cost,
                                       shuffle_rows=self.plan.shuffle_rows, longest=self.longest)
+        if self.name == "sgd":
+            from ..solvers import stream_sgd
+            return stream_sgd.fit(source, y, d, params, progress, log, class_cost,
+                                  shuffle_rows=self.plan.shuffle_rows, longest=self.longest)
         if self.name == "dcd":
             from ..solvers import stream_dcd
             return stream_dcd.fit(source, y, d, params, progress, log, class_cost)
         from ..solvers import get_solver
-        ocas = get_solver("ocas", task=params.task, loss=params.loss)     # hinge, log or regression
-        return ocas.fit(source, y, d, params, progress, log, class_cost)
+        # ocas (hinge, log or regression) or bmrm (ocas's cp loop): their fit takes a source
+        solver = get_solver(self.name, task=params.task, loss=params.loss)
+        return solver.fit(source, y, d, params, progress, log, class_cost)
 
 
 def check_streamable(params):
@@ -360,15 +380,15 @@ def check_streamable(params):
         raise ParameterError("--task p (ranking) trains in memory only; it cannot be combined with --stream")
     if params.multiclass == "cs":
         raise ParameterError("--multiclass cs (Crammer-Singer) trains in memory only; drop --stream")
-    if params.loss == "log" and params.solver not in ("ocas", "pegasos"):
+    if params.loss == "log" and params.solver not in ("ocas", "pegasos", "sgd"):
         raise ParameterError(f"-s {params.solver} --loss log (logistic regression) trains in memory; "
-                             "with --stream, -s ocas or -s pegasos --loss log trains it")
+                             "with --stream, -s ocas, -s pegasos or -s sgd --loss log trains it")
     if params.solver not in STREAMED:
         raise ParameterError(f"-s {params.solver} trains in memory only; --stream works with "
                              f"{', '.join(STREAMED)}")
-    if params.task != "c" and not (params.task == "r" and params.solver in ("dcd", "ocas", "pegasos")):
+    if params.task != "c" and not (params.task == "r" and params.solver in ("dcd", "ocas", "pegasos", "sgd")):
         from ..tasks import NAMES
-        raise ParameterError(f"--stream trains classification, and regression with -s dcd, ocas or pegasos; "
+        raise ParameterError(f"--stream trains classification, and regression with -s dcd, ocas, pegasos or sgd; "
                              f"{NAMES.get(params.task, params.task)} (--task {params.task}) with -s {params.solver} "
                              "trains in memory (drop --stream)")
     if params.solver == "asset":
@@ -386,7 +406,7 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
 
     ``memory_limit_mb`` (default DEFAULT_MEMORY_LIMIT_MB) bounds the data,
     buffers and solver state (not the interpreter and numba themselves);
-    ``shuffle_buffer`` rows for pegasos and asset (default: what the limit allows);
+    ``shuffle_buffer`` rows for pegasos, sgd and asset (default: what the limit allows);
     ``cache_path``: use or build the binary cache there; ``chunk_rows``:
     at most so many rows per block. ``log`` gets the solvers' lines, ``say``
     the notes about the cache and the memory plan. Returns the model; its
@@ -402,7 +422,7 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
     if shuffle_buffer is not None and shuffle_buffer < 1:
         raise ParameterError(f"--shuffle-buffer must be >= 1 (got {shuffle_buffer})")
     if shuffle_buffer is not None and params.solver not in SHUFFLED:
-        raise ParameterError("--shuffle-buffer applies to -s pegasos and -s asset")
+        raise ParameterError("--shuffle-buffer applies to -s pegasos, -s sgd and -s asset")
     mb = DEFAULT_MEMORY_LIMIT_MB if memory_limit_mb is None else float(memory_limit_mb)
     if not (mb > 0 and math.isfinite(mb)):
         raise ParameterError(f"--memory-limit must be > 0 (got {memory_limit_mb})")
@@ -436,8 +456,8 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
         plan = plan_memory(params.solver, n, d, params, limit, data.nnz, len(problems))
         source = data.source(plan.block_bytes, chunk_rows)
         if params.solver in SHUFFLED:
-            plan_shuffle(plan, source, params, shuffle_buffer)
-        if params.solver == "ocas" and plan.cut_buffer < (params.cut_buffer or 2000):
+            plan_shuffle(plan, source, params, shuffle_buffer, d)
+        if params.solver in OCAS_LIKE and plan.cut_buffer < (params.cut_buffer or 2000):
             say(f"--memory-limit leaves room for {plan.cut_buffer} cuts of {d + 1} weights "
                 f"(--cut-buffer {params.cut_buffer})")
             params = dataclasses.replace(params, cut_buffer=plan.cut_buffer)

@@ -77,9 +77,12 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
 
 class Run:
     """An SGD run on (X, y): the kernel's arrays and the steps made so far.
-    eta0 comes from :func:`pilot_eta0` on a sample drawn from ``rng``."""
+    eta0 comes from :func:`pilot_eta0` on a sample drawn from ``rng``: of X
+    here, or with ``pilot=False`` of the rows given to :meth:`pilot` later
+    (the streamed run, ``stream_sgd``, whose X is a chunk source: only its
+    ``n_rows`` and ``nnz`` are used then, and every step names its rows)."""
 
-    def __init__(self, X, y, n_features, params, lam, rng):
+    def __init__(self, X, y, n_features, params, lam, rng, pilot=True):
         self.X, self.y, self.lam = X, y, lam
         self.rule = K.RULES[params.update]
         self.B = kernel_bias(params)
@@ -96,16 +99,25 @@ class Run:
         self.pst = np.ones(d1) if self.rule == K.FOBOS else one
         self.qst = np.zeros(d1) if self.rule == K.FOBOS else one
         self.state = K.new_state(self.skip)
-        self.eta0 = pilot_eta0(X, y, d1, lam, self.B, self.unreg_bias, self.loss, self.loss_name, self.p, rng)
+        self.eta0 = None
+        if pilot:
+            self.pilot(X, y, rng)
+
+    def pilot(self, X, y, rng):
+        """Set eta0 by :func:`pilot_eta0` on a sample of the rows of X (a Chunk) drawn from ``rng``."""
+        self.eta0 = pilot_eta0(X, y, len(self.w), self.lam, self.B, self.unreg_bias, self.loss, self.loss_name,
+                               self.p, rng)
 
     @property
     def t(self):
         """Steps made so far."""
         return int(self.state[K.T])
 
-    def steps(self, rows):
-        """One step on each of ``rows``, in order."""
-        K.sgd_steps(self.X.indptr, self.X.indices, self.X.values, self.y, np.ascontiguousarray(rows, np.int64),
+    def steps(self, rows, X=None, y=None):
+        """One step on each of ``rows`` (of X and y: CSR arrays and labels; default the run's), in order."""
+        X = self.X if X is None else X
+        y = self.y if y is None else y
+        K.sgd_steps(X.indptr, X.indices, X.values, y, np.ascontiguousarray(rows, np.int64),
                     self.rule, self.eta0, self.lam * self.eta0, self.lam, self.l1, self.B, self.unreg_bias,
                     self.loss, self.p, self.skip, self.w, self.D, self.pst, self.qst, self.state)
 
@@ -123,9 +135,9 @@ def pilot_eta0(X, y, d1, lam, B, unreg_bias, loss, loss_name, p, rng):
     """SVM-SGD's choice of eta0: one pass of constant steps eta (the rule
     bottou) over a sample of PILOT_ROWS rows drawn from ``rng``, from w = 0,
     scored by the objective on the sample; from eta = 1, doubling while the
-    doubled eta scores no worse, else halving while the halved eta scores
-    better; the last eta kept (a power of 2; the smaller one of the final
-    pair when halving, as svmsgd)."""
+    doubled eta scores better, else halving while the halved eta scores
+    better or the steps diverge (an infinite objective); the last eta kept
+    (a power of 2; the smaller one of the final pair when halving, as svmsgd)."""
     n = X.n_rows
     rows = np.sort(rng.choice(n, size=min(n, PILOT_ROWS), replace=False)).astype(np.int64)
     sample = take_rows(X, rows)
@@ -143,14 +155,14 @@ def pilot_eta0(X, y, d1, lam, B, unreg_bias, loss, loss_name, p, rng):
     lo, hi = 1.0, PILOT_FACTOR
     lo_cost, hi_cost = cost(lo), cost(hi)
     tries = 0
-    if lo_cost < hi_cost:
-        while lo_cost < hi_cost and tries < PILOT_MAX_TRIES:
+    if lo_cost < hi_cost or not math.isfinite(lo_cost):     # halve (also while the steps diverge)
+        while (lo_cost < hi_cost or not math.isfinite(lo_cost)) and tries < PILOT_MAX_TRIES:
             hi, hi_cost = lo, lo_cost
             lo /= PILOT_FACTOR
             lo_cost = cost(lo)
             tries += 1
     else:
-        while hi_cost <= lo_cost and tries < PILOT_MAX_TRIES:
+        while hi_cost < lo_cost and tries < PILOT_MAX_TRIES:
             lo, lo_cost = hi, hi_cost
             hi *= PILOT_FACTOR
             hi_cost = cost(hi)

@@ -123,6 +123,22 @@ class ShuffleBuffer:
         self.pools.reverse()
 
 
+def epoch_draws(source, y, buf, B, rng, max_rows):
+    """One epoch of a streamed SGD run: yield ``(pool, drawn)`` as
+    :meth:`ShuffleBuffer.feed` does, over the blocks of ``source`` visited
+    in the order ``rng.permutation(n_blocks)``, each block's rows added to
+    ``buf`` with their ``y`` (``B``: the constant feature of the rows'
+    |x|^2) and the surplus fed after each block, the pool drained at the
+    end. ``max_rows()`` is asked before each feed for the rows the run may
+    still take. The caller steps on ``drawn`` before advancing."""
+    bounds = source.bounds
+    for j, c in source.blocks(rng.permutation(source.n_blocks)):
+        buf.add(c, y[bounds[j]:bounds[j + 1]], B)
+        del c
+        yield from buf.feed(False, max_rows())
+    yield from buf.feed(True, max_rows())
+
+
 def pool_size(shuffle_rows, avg_nnz, longest, k, max_block_rows, max_block_nnz):
     """(row capacity, nonzero capacity, nonzeros the kept rows may hold) of each pool."""
     keep_nnz = int(math.ceil(shuffle_rows * avg_nnz * NNZ_SLACK)) + longest
@@ -157,7 +173,6 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     total_steps = (epochs * n) // k
     avg_start = int(total_steps * AVERAGE_FROM) + 1 if average else total_steps + 2
     y = np.ascontiguousarray(y, np.float64)
-    bounds = source.bounds
     R = n if shuffle_rows is None else max(1, min(int(shuffle_rows), n))
 
     rng = np.random.default_rng(params.seed)
@@ -165,12 +180,6 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     v, acc, corr, state, viol, slope = new_state(n_features + 1, average, k)
     loss, p, radius2 = loss_setup(params, y, lam)
     unreg = bool(params.unreg_bias)
-
-    def feed(drain):
-        nonlocal t
-        for P, drawn in buf.feed(drain, k * (total_steps - t)):
-            t += pegasos_steps(P.indptr, P.indices, P.values, P.y, P.sq, drawn, k, t, lam, B,
-                               unreg, avg_start, v, state, acc, corr, viol, slope, loss, p, radius2)
 
     def objective(w, b):
         return _objective(source, y, w, B, b, lam, params.loss, p)
@@ -180,11 +189,9 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     converged = params.eps is None
     epoch = 0
     for epoch in range(epochs):
-        for j, c in source.blocks(rng.permutation(source.n_blocks)):
-            buf.add(c, y[bounds[j]:bounds[j + 1]], B)
-            del c
-            feed(False)
-        feed(True)
+        for P, drawn in epoch_draws(source, y, buf, B, rng, lambda: k * (total_steps - t)):
+            t += pegasos_steps(P.indptr, P.indices, P.values, P.y, P.sq, drawn, k, t, lam, B,
+                               unreg, avg_start, v, state, acc, corr, viol, slope, loss, p, radius2)
         stop, prev_obj = end_epoch(epoch, progress, params, log, prev_obj, objective,
                                    lambda: _current(v, state, acc, corr, average and t >= avg_start))
         if stop:
