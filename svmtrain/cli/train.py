@@ -128,7 +128,7 @@ def param_options(command):
 @click.option("--record-time", is_flag=True,
               help="Record the training time in the model header (the file then differs between runs).")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-              help="Train here, or on a Dask cluster (-s ocas, pegasos; TRAIN_FILE may then be a glob, "
+              help="Train here, or on a Dask cluster (-s ocas, bmrm, pegasos, sgd; TRAIN_FILE may then be a glob, "
               "a directory or a list file of partitions).")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Dask scheduler address (--engine dask; default: a local cluster, one worker per core).")

@@ -4,7 +4,8 @@ The partitions are parsed on the workers and stay there; the driver learns
 their sizes and labels, orders the labels as LIBLINEAR does (first
 appearance over the partitions in order, +1 before -1), and trains one
 binary problem per weight column (classification) or one problem on the
-targets (regression) with the distributed OCAS or Pegasos. The model
+targets (regression) with the distributed OCAS (and BMRM, its cp method),
+Pegasos or SGD (``SUPPORT``). The model
 (file, header, predictions) is the one a local run writes.
 """
 import time
@@ -16,7 +17,7 @@ from ..params import check_params
 from ..solvers.base import split_progress, with_defaults
 from ..training import check_class_weights, finish_model, label_order, linear_model, problem_costs
 from ..tasks import CLASSIFICATION, NAMES, REGRESSION
-from . import ocas, ocas_scores, pegasos
+from . import bmrm, ocas, ocas_scores, pegasos, sgd
 from .engine import Session
 
 _REGRESSION_LOSSES = ("epsilon-insensitive", "squared-epsilon-insensitive")
@@ -24,15 +25,20 @@ _REGRESSION_LOSSES = ("epsilon-insensitive", "squared-epsilon-insensitive")
 SUPPORT = {
     "ocas": {CLASSIFICATION: {"hinge": ocas, "log": ocas_scores},
              REGRESSION: dict.fromkeys(_REGRESSION_LOSSES, ocas_scores)},
+    "bmrm": {CLASSIFICATION: {"hinge": bmrm}},
     "pegasos": {CLASSIFICATION: {"hinge": pegasos, "log": pegasos},
                 REGRESSION: dict.fromkeys(_REGRESSION_LOSSES, pegasos)},
+    "sgd": {CLASSIFICATION: {"hinge": sgd, "log": sgd},
+            REGRESSION: dict.fromkeys(_REGRESSION_LOSSES, sgd)},
 }
+# the modules whose fit runs OCAS's master loop and takes driver_threads (its QP's threads)
+_DRIVER_THREADS = (ocas, ocas_scores, bmrm)
 
 
 def check_supported(params):
     """The module that trains ``params`` on a cluster; ParameterError if none does."""
     if params.solver not in SUPPORT:
-        raise ParameterError(f"--engine dask trains -s ocas and -s pegasos (got -s {params.solver})")
+        raise ParameterError(f"--engine dask trains -s ocas, -s bmrm, -s pegasos and -s sgd (got -s {params.solver})")
     if params.kernel_type not in (None, 0):
         raise ParameterError("--engine dask trains linear models only (no -t with -s pegasos)")
     if params.multiclass != "ovr":
@@ -85,7 +91,7 @@ def train(specs, params, client, progress=None, log=None, notify=None, cache=Fal
         for j, (label, cost) in enumerate(problems):
             if log is not None and len(problems) > 1:
                 log(f"class {label:g} vs rest")
-            kw = {"driver_threads": driver_threads} if module is not pegasos else {}
+            kw = {"driver_threads": driver_threads} if module in _DRIVER_THREADS else {}
             results.append(module.fit(session, (j, label, cost), n, d, params,
                                       progress=split_progress(progress, j, len(problems)), log=log, **kw))
         model = linear_model(order, results, d, params)
