@@ -227,4 +227,4 @@ def test_ocas_logistic_streamed_is_the_in_memory_run(tmp_path):
     rs, rm = streamed.fit_results[0], in_memory.fit_results[0]
     assert rs.n_iter == rm.n_iter and rs.info["Q_P"] == pytest.approx(rm.info["Q_P"], rel=1e-9)
     r = CliRunner().invoke(train_main, ["-q", "-s", "dcd", "--loss", "log", "--stream", str(text), str(tmp_path / "m")])
-    assert r.exit_code == 2 and "-s ocas or -s pegasos --loss log trains it" in r.output
+    assert r.exit_code == 2 and "-s ocas, -s pegasos or -s sgd --loss log trains it" in r.output

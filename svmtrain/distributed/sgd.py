@@ -215,9 +215,8 @@ def pilot(session, problem, rows, offsets, d1, lam, B, unreg_bias, loss_name):
     sample = concat_chunks([pieces[i] for i in sorted(pieces)])
     ys = _targets(sample, pos, regression)
     # the sample has at most PILOT_ROWS rows: pilot_eta0 steps on all of them, in order (its
-    # generator is not used then); diverging trial steps score inf there, without a warning here
-    with np.errstate(over="ignore", invalid="ignore"):
-        return local.pilot_eta0(sample, ys, d1, lam, B, unreg_bias, code, loss_name, p, np.random.default_rng(0))
+    # generator is not used then)
+    return local.pilot_eta0(sample, ys, d1, lam, B, unreg_bias, code, loss_name, p, np.random.default_rng(0))
 
 
 def fit(session, problem, n, n_features, params, progress=None, log=None):

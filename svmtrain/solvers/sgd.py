@@ -149,7 +149,8 @@ def pilot_eta0(X, y, d1, lam, B, unreg_bias, loss, loss_name, p, rng):
         state = K.new_state(1.0)
         K.sgd_steps(X.indptr, X.indices, X.values, y, rows, K.BOTTOU, eta, 0.0, lam, 0.0, B, unreg_bias, loss, p,
                     1.0, w, one, one, one, state)
-        f = primal_objective(sample, ys, w * state[K.SCALE], B, state[K.BIAS], lam, loss_name, p)
+        with np.errstate(over="ignore", invalid="ignore"):      # a diverging eta is scored inf
+            f = primal_objective(sample, ys, w * state[K.SCALE], B, state[K.BIAS], lam, loss_name, p)
         return f if math.isfinite(f) else math.inf
 
     lo, hi = 1.0, PILOT_FACTOR
