@@ -37,6 +37,9 @@ RUNS = [
     ["-s", "asset", "--task", "o", "--inner", "dcd", "--model-format", "libsvm"],
     ["-s", "ocas", "--task", "r"], ["-s", "ocas", "--loss", "log"], ["-s", "pegasos", "--loss", "log"],
     ["-s", "pegasos", "--task", "r"], ["-s", "pegasos", "--task", "r", "--stream"], ["-C", "-s", "2"], ["-C", "-s", "0"],
+    ["-s", "sgd"], ["-s", "sgd", "--update", "sgdqn", "-B", "1"], ["-s", "sgd", "--update", "fobos", "--l1", "0.001"],
+    ["-s", "sgd", "--loss", "log", "-R"], ["-s", "sgd", "--task", "r"], ["-s", "sgd", "--stream"],
+    ["-s", "bmrm"], ["-s", "bmrm", "--stream"], ["-s", "norma"], ["-s", "cvm"],
 ]
 
 RUN_AND_COUNT = r"""

@@ -22,7 +22,10 @@ The groups, and what they cover:
   ``kernel-pegasos`` (``-s pegasos -t 2``), ``asset`` (Nystrom and Fourier
   maps, ``--inner pegasos|dcd``): training and the scoring of their models,
   regression (``--task r``) and one-class (``--task o``) where the solver trains them;
-* ``stream``: ``--stream`` training of dcd, pegasos, ocas and asset (run
+* ``survey``: the survey's other solvers, ``-s sgd`` (its three update rules,
+  hinge, log and regression, ``-B``, ``-R``, ``--l1``), ``-s bmrm``, ``-s norma``
+  and ``-s cvm``;
+* ``stream``: ``--stream`` training of dcd, pegasos, sgd, ocas, bmrm and asset (run
   after ``reader``, whose parser it uses);
 * ``dask``: the worker kernels of ``--engine dask`` (called directly;
   Dask itself is not needed);
@@ -36,7 +39,8 @@ import warnings
 
 import numpy as np
 
-GROUPS = ("reader", "dcd", "pegasos", "ocas", "sbp", "kernel-pegasos", "asset", "dask", "stream", "scale")
+GROUPS = ("reader", "dcd", "pegasos", "ocas", "sbp", "kernel-pegasos", "asset", "survey", "dask", "stream",
+          "scale")
 # groups that read files with the reader: started once ``reader`` has finished,
 # so they load its cached kernels instead of compiling them again
 AFTER_READER = ("stream", "scale")
@@ -230,6 +234,18 @@ def _asset(tmp):
         _train_and_score(chunk, tmp, solver="asset", dim=8, epochs=2, **kw)
 
 
+def _survey(tmp):
+    chunk = _chunk()
+    for update in ("bottou", "sgdqn", "fobos"):
+        for kw in ({}, {"bias": 1.0}, {"unreg_bias": True, "loss": "log"}, {"task": "r"}):
+            _train_and_score(chunk, tmp, solver="sgd", update=update, epochs=2, **kw)
+    _train_and_score(chunk, tmp, solver="sgd", update="fobos", l1=0.01, epochs=2)
+    _train_and_score(chunk, tmp, solver="bmrm")
+    _train_and_score(chunk, tmp, solver="norma", epochs=2)
+    _train_and_score(_chunk(n_classes=3), tmp, solver="norma", epochs=2, budget=10, cache_mb=1e-6)  # sparse rows
+    _train_and_score(chunk, tmp, solver="cvm")
+
+
 def _dask(tmp):
     from .distributed import _kernels as KD
     c = _chunk()
@@ -265,6 +281,7 @@ def _stream(tmp):
     with open(path, "w") as f:
         f.write(_text(chunk))
     for kw in ({"solver": "dcd"}, {"solver": "pegasos", "epochs": 2}, {"solver": "ocas"},
+               {"solver": "sgd", "epochs": 2}, {"solver": "bmrm"},
                {"solver": "asset", "dim": 8, "epochs": 2},
                {"solver": "asset", "approx": "fourier", "dim": 8, "epochs": 2}):
         model = train_streamed(path, _params(**kw), memory_limit_mb=64, chunk_rows=16)
@@ -272,7 +289,7 @@ def _stream(tmp):
 
 
 _RUN = {"reader": _reader, "dcd": _dcd, "pegasos": _pegasos, "ocas": _ocas, "sbp": _sbp,
-        "kernel-pegasos": _kernel_pegasos, "asset": _asset, "dask": _dask, "stream": _stream,
+        "kernel-pegasos": _kernel_pegasos, "asset": _asset, "survey": _survey, "dask": _dask, "stream": _stream,
         "scale": _scale}
 
 
