@@ -118,7 +118,13 @@ def main():
     ap.add_argument("--lam", type=float, default=1e-4, help="lambda of the linear solvers")
     ap.add_argument("--solvers", default=None, help="comma-separated short names (smo, sgd-sgdqn, pegasos-rbf, ...)")
     ap.add_argument("--workdir", default=os.path.join(E.L.ROOT, "bench-data"))
+    ap.add_argument("--replot", action="store_true", help="only redraw the table and PNG from results/exp-survey.csv")
     args = ap.parse_args()
+    if args.replot:
+        rows = read_rows()
+        print_tables(rows)
+        plot(rows)
+        return
     chosen = [s for s in SOLVERS if args.solvers is None or key(s[1]) in args.solvers.split(",")]
     print(f"{NAME}: {len(chosen)} solvers; load {E.L.load_average()}", flush=True)
     for _, params, _ in chosen:
@@ -142,6 +148,17 @@ def main():
     E.write_csv(NAME, rows)
     print_tables(rows)
     plot(rows)
+
+
+def read_rows():
+    """The rows of results/exp-survey.csv with their numbers as numbers."""
+    import csv
+    with open(os.path.join(E.RESULTS, NAME + ".csv")) as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r.update(n=int(r["n"]), kernel=r["kernel"] == "True", train_s=float(r["train_s"]),
+                 test_error=float(r["test_error"]), objective=float(r["objective"]), size=int(r["size"]))
+    return rows
 
 
 def print_tables(rows):
@@ -168,7 +185,8 @@ def plot(rows):
         mine = [r for r in rows if r["dataset"] == dataset]
         for j, label in enumerate(dict.fromkeys(r["solver"] for r in mine)):
             pts = sorted((r["n"], r["train_s"], 100 * r["test_error"], r["kernel"]) for r in mine if r["solver"] == label)
-            style = dict(marker=markers[j % len(markers)], ms=4, lw=1, ls="-" if pts[0][3] else "--", label=label)
+            style = dict(marker=markers[j % len(markers)], ms=4, lw=1, ls="-" if pts[0][3] else "--", label=label,
+                         color=plt.cm.tab20(j % 20))
             ax_t.plot([p[0] for p in pts], [p[1] for p in pts], **style)
             ax_e.plot([p[0] for p in pts], [p[2] for p in pts], **style)
         ax_t.set(xscale="log", yscale="log", xlabel="training rows n", ylabel="training seconds",
