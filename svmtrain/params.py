@@ -45,10 +45,12 @@ class TrainParams:
     bias: float = option(-1.0, "-B", type=float,
                          help="Add a constant feature of this value (regularised bias, LIBLINEAR's -B); < 0: none.")
     unreg_bias: bool = option(None, "-R/--no-bias", help=(
-        "Learn an unregularised bias b (pegasos; sbp and asset learn one unless --no-bias)."))
+        "Learn an unregularised bias b (pegasos, sgd; sbp, asset and norma learn one unless --no-bias)."))
     eps: float = option(None, "-e", type=float,
-                        help="Stopping tolerance (solver default: pegasos none, dcd 0.1, ocas 0.01).")
-    epochs: int = option(None, "-T", "--epochs", type=int, help="Passes over the data (pegasos default 30, asset 5).")
+                        help="Stopping tolerance (solver default: pegasos, sgd, norma none, dcd 0.1, ocas 0.01, "
+                             "smo and bmrm 0.001, cvm 1e-6).")
+    epochs: int = option(None, "-T", "--epochs", type=int,
+                         help="Passes over the data (pegasos and sgd default 30, norma and asset 5).")
     batch_size: int = option(1, "-k", type=int, help="Mini-batch size (pegasos, asset).")
     seed: int = option(1, "--seed", type=int, help="Seed of every random choice.")
     average: bool = option(None, "--average/--no-average", help=(
@@ -69,7 +71,7 @@ class TrainParams:
     class_weights: dict = option(None, "-w", factory=dict, pair=True, metavar="LABEL WEIGHT", help=(
         "Multiply C of class LABEL by WEIGHT (dcd, ocas, asset, pegasos in memory; LIBLINEAR's -wi). "
         "Repeatable."))
-    max_iter: int = option(None, "--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000).")
+    max_iter: int = option(None, "--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000; cvm: core-set size, 20000).")
     threads: int = option(None, "--threads", type=int, help="Threads for parallel passes (ocas; default all cores).")
     max_time: float = option(None, "--max-time", type=float, help="Time limit in seconds (ocas).")
     cut_buffer: int = option(2000, "--cut-buffer", type=int, help="Cutting planes kept (ocas).")
@@ -85,7 +87,7 @@ class TrainParams:
     gamma: float = option(None, "-g", type=float, help="Kernel gamma (default 1/number of features).")
     degree: int = option(None, "-d", type=int, help="Polynomial kernel degree (default 3).")
     coef0: float = option(None, "-r", type=float, help="Kernel coef0 (default 0).")
-    cache_mb: float = option(200.0, "-m", type=float, help="Kernel row cache in MB (sbp, smo).")
+    cache_mb: float = option(200.0, "-m", type=float, help="Kernel row cache in MB (sbp, smo; norma: its dense copy of the kept rows).")
     shrinking: int = option(1, "--shrinking", int_range=(0, 1), help=(
         "smo: LIBSVM's shrinking heuristic, 1 on, 0 off (the same solution; LIBSVM's -h 0|1 sets it)."))
     nu: float = option(None, "--nu", type=float, help=(
