@@ -14,15 +14,6 @@ from scipy.linalg import cholesky
 from scipy.optimize import nnls
 
 
-def dense_rows(X, d):
-    """The rows of a Chunk as a dense float64[n, d] matrix."""
-    out = np.zeros((X.n_rows, d))
-    for i in range(X.n_rows):
-        lo, hi = X.indptr[i], X.indptr[i + 1]
-        out[i, X.indices[lo:hi]] = X.values[lo:hi]
-    return out
-
-
 def transformed_kernel(Kx, y, C):
     """K~ = y y' (Kx + 1) + I / C (the CVM's two-class L2-SVM kernel)."""
     return np.outer(y, y) * (Kx + 1.0) + np.eye(len(y)) / C

@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 import naive_cvm as naive
+from naive import dense as dense_rows
 from conftest import bundled
 from naive_sbp import kernel_dense
 from svmtrain.cli.predict import main as predict_main
@@ -182,7 +183,7 @@ def test_heart_near_the_exact_optimum_and_deterministic():
     params = TrainParams(solver="cvm", C=C, gamma=gamma)
     model = train(X, params)
     y = np.where(X.labels == model.labels[0], 1.0, -1.0)
-    dense = naive.dense_rows(X, 13)
+    dense = dense_rows(X, 13)
     alpha, _ = naive.meb(exact_kt(dense, y, gamma, C))
     optimum = 1.0 / (n * C * (alpha @ exact_kt(dense, y, gamma, C) @ alpha))
     r = model.fit_results[0]

@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 import naive_norma as twin
+from naive import dense as dense_rows
 from conftest import bundled
 from naive_sbp import dual_solve, kernel_dense
 from svmtrain.cli.predict import main as predict_main
@@ -27,14 +28,6 @@ from test_sbp import random_chunk
 
 def heart():
     return read_libsvm(bundled("heart_scale.xz"))
-
-
-def dense_rows(X, d):
-    out = np.zeros((X.n_rows, d))
-    for i in range(X.n_rows):
-        lo, hi = X.indptr[i], X.indptr[i + 1]
-        out[i, X.indices[lo:hi]] = X.values[lo:hi]
-    return out
 
 
 def run_numba(X, y, kernel, order, lam, t0, budget, bias, dense, fold=K.FOLD_BELOW, calls=(0.4,)):

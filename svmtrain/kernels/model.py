@@ -143,3 +143,22 @@ class KernelModel(ScoredModel):
                               kernel=Kernel(CODES[name], gamma, degree, coef0), n_features=n_features,
                               solver=info.get("solver", ""), header=header, decision=decision,
                               nu_used=nu_used, task=task), fields, header)
+
+
+def expansion_model(data, order, coefs, results, kernel, n_features, solver):
+    """The KernelModel of one kernel expansion per binary problem (one-vs-rest,
+    or one problem for two classes): ``coefs[j]`` holds problem j's
+    coefficient of every row of ``data``, ``results[j]`` its FitResult (b);
+    the support vectors are the rows with a nonzero coefficient in any
+    problem, in row order. A training set of one class gives the all-zero
+    expansion with b = 1 (every row predicted as that class). The model's
+    ``fit_results`` are ``results``."""
+    A = np.stack(coefs, axis=1)
+    if len(order) == 1:
+        A[:] = 0.0
+    used = np.flatnonzero(np.any(A != 0.0, axis=1))
+    b = np.array([r.b for r in results]) if len(order) > 1 else np.ones(1)
+    model = KernelModel(labels=order, SV=take_rows(data, used), coef=A[used], b=b, kernel=kernel,
+                        n_features=n_features, solver=solver)
+    model.fit_results = results
+    return model

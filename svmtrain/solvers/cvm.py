@@ -83,11 +83,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.dataset import take_rows
 from ..errors import ParameterError
 from ..kernels.functions import Kernel, sq_norms
 from ..kernels.cache import squarings_for
-from ..kernels.model import KernelModel
+from ..kernels.model import expansion_model
 from . import _cvm_kernels as K
 from .base import FitResult, for_problem, split_progress
 from .sbp import threads
@@ -144,15 +143,7 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
                              for_problem(monitor, c))
             results.append(res)
             coefs.append(coef)
-        A = np.stack(coefs, axis=1)
-        if len(order) == 1:
-            A[:] = 0.0
-        used = np.flatnonzero(np.any(A != 0.0, axis=1))
-        b = np.array([r.b for r in results]) if len(order) > 1 else np.ones(1)
-        model = KernelModel(labels=order, SV=take_rows(data, used), coef=A[used], b=b, kernel=kernel,
-                            n_features=n_features, solver="cvm")
-        model.fit_results = results
-        return model
+        return expansion_model(data, order, coefs, results, kernel, n_features, "cvm")
 
 
 def check_params(params, problems):

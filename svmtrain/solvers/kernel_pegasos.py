@@ -14,10 +14,9 @@ import math
 
 import numpy as np
 
-from ..data.dataset import take_rows
 from ..errors import ParameterError
 from ..kernels.cache import KernelCache
-from ..kernels.model import KernelModel
+from ..kernels.model import expansion_model
 from ..kernels.functions import Kernel
 from . import _kernel_pegasos_kernels as K
 from .base import FitResult, for_problem, segment_steps, split_progress
@@ -53,14 +52,7 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
             res = _fit(np.ascontiguousarray(y, np.float64), cache, params, rng, report, log, mon)
             results.append(res)
             coefs.append(res.w)
-        A = np.stack(coefs, axis=1)
-        if len(order) == 1:
-            A[:] = 0.0
-        used = np.flatnonzero(np.any(A != 0.0, axis=1))
-        b = np.array([r.b for r in results]) if len(order) > 1 else np.ones(1)
-        model = KernelModel(labels=order, SV=take_rows(data, used), coef=A[used], b=b, kernel=kernel,
-                            n_features=n_features, solver="pegasos")
-        model.fit_results = results
+        model = expansion_model(data, order, coefs, results, kernel, n_features, "pegasos")
         if log is not None:
             log(f"kernel rows: {cache.misses} computed, {cache.hits} from the cache ({cache.slots} slots)")
         return model

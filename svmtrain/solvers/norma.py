@@ -48,11 +48,10 @@ import math
 
 import numpy as np
 
-from ..data.dataset import take_rows
 from ..errors import ParameterError
 from ..kernels.cache import squarings_for
 from ..kernels.functions import Kernel, sq_norms
-from ..kernels.model import KernelModel
+from ..kernels.model import expansion_model
 from . import _norma_kernels as K
 from .base import FitResult, csr_arrays, for_problem, segment_steps, split_progress
 
@@ -234,12 +233,4 @@ def _snapshot(rows, ring, y, lam, epochs, steps):
 
 def _model(rows, order, results, n_features):
     """The KernelModel of one FitResult per problem: the union of the kept rows, one coefficient column each."""
-    A = np.stack([r.w for r in results], axis=1)
-    if len(order) == 1:
-        A[:] = 0.0
-    used = np.flatnonzero(np.any(A != 0.0, axis=1))
-    b = np.array([r.b for r in results]) if len(order) > 1 else np.ones(1)
-    model = KernelModel(labels=order, SV=take_rows(rows.chunk, used), coef=A[used], b=b, kernel=rows.kernel,
-                        n_features=n_features, solver="norma")
-    model.fit_results = results
-    return model
+    return expansion_model(rows.chunk, order, [r.w for r in results], results, rows.kernel, n_features, "norma")

@@ -67,12 +67,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
         if stop:
             converged = True
             break
-    if not converged and log is not None:
-        log(f"WARNING: -e {params.eps:g} not reached in {params.epochs} epochs (raise -T)")
-    w, b = run.current()
-    return FitResult(w=finish_w(w, params), b=b, n_iter=run.t, objective=run.objective(w, b), converged=converged,
-                     info={"epochs": epoch + 1, "steps": run.t, "lambda": lam, "eta0": run.eta0,
-                           "t0": 1.0 / (lam * run.eta0), "update": params.update})
+    return run.result(params, epoch + 1, converged, log, run.objective)
 
 
 class Run:
@@ -124,6 +119,19 @@ class Run:
     def current(self):
         """(w, b) so far (w with the constant feature's weight last)."""
         return K.current_w(self.rule, self.w, self.pst, self.qst, self.state), float(self.state[K.BIAS])
+
+    def result(self, params, epochs, converged, log, objective, **info):
+        """The FitResult of the run's current (w, b) after ``epochs`` epochs,
+        with ``objective(w, b)`` as its objective; ``info`` adds to sgd's keys
+        (epochs, steps, lambda, eta0, t0, update). Logs the warning of a -e
+        not reached."""
+        if not converged and log is not None:
+            log(f"WARNING: -e {params.eps:g} not reached in {params.epochs} epochs (raise -T)")
+        w, b = self.current()
+        info = {"epochs": epochs, "steps": self.t, "lambda": self.lam, "eta0": self.eta0,
+                "t0": 1.0 / (self.lam * self.eta0), "update": params.update, **info}
+        return FitResult(w=finish_w(w, params), b=b, n_iter=self.t, objective=objective(w, b), converged=converged,
+                         info=info)
 
     def objective(self, w, b):
         """f(w, b) on all rows, the l1 term included."""

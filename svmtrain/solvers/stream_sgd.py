@@ -54,7 +54,7 @@ import numpy as np
 
 from ..data.dataset import Chunk
 from . import sgd
-from .base import FitResult, finish_w, with_defaults
+from .base import with_defaults
 from .pegasos import end_epoch
 from .stream_pegasos import ShuffleBuffer, _objective, epoch_draws
 
@@ -130,12 +130,6 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
         if stop:
             converged = True
             break
-    if not converged and log is not None:
-        log(f"WARNING: -e {params.eps:g} not reached in {params.epochs} epochs (raise -T)")
-    w, b = run.current()
-    # with -e the last epoch's objective is that of this (w, b): no further pass
-    obj = prev_obj if params.eps is not None else objective(w, b)
-    return FitResult(w=finish_w(w, params), b=b, n_iter=run.t, objective=obj, converged=converged,
-                     info={"epochs": epoch + 1, "steps": run.t, "lambda": lam, "eta0": run.eta0,
-                           "t0": 1.0 / (lam * run.eta0), "update": params.update,
-                           "shuffle_rows": R, "blocks": int(source.n_blocks)})
+    # with -e the last epoch's objective is that of the current (w, b): no further pass
+    last = objective if params.eps is None else (lambda w, b: prev_obj)
+    return run.result(params, epoch + 1, converged, log, last, shuffle_rows=R, blocks=int(source.n_blocks))
