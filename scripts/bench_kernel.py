@@ -8,9 +8,13 @@ program's printed dual objective ``obj``. Both programs
 read the same decompressed files; wall times are of whole commands
 (start-up, reading, training, writing the model). Our solver's numba code
 is compiled once before the timed runs (a one-time cost, cached on disk).
-Prints a Markdown table with the training-time ratio ours / LIBSVM.
+Prints a Markdown table with the training-time ratio ours / LIBSVM. When
+scikit-learn-intelex is installed (optional; not a dependency), its SVC
+(oneDAL) joins the table as a whole program too (``scripts/sklearnex_svc.py``:
+reading with scikit-learn's reader, fitting, predicting).
 """
 import argparse
+import importlib.util
 import os
 import re
 import sys
@@ -39,6 +43,7 @@ def main():
     ap.add_argument("--solver-args", "--sbp-args", default="",
                     help="extra svm-train flags for our solver (e.g. '--seed 2')")
     ap.add_argument("--no-libsvm", action="store_true", help="skip LIBSVM even when installed")
+    ap.add_argument("--no-sklearnex", action="store_true", help="skip scikit-learn-intelex even when installed")
     args = ap.parse_args()
     ours_train, ours_predict = OURS_TRAIN, OURS_PREDICT
     have_libsvm = not args.no_libsvm and os.path.exists(LIBSVM_TRAIN) and os.path.exists(LIBSVM_PREDICT)
@@ -73,6 +78,14 @@ def main():
             rows.append(("LIBSVM `svm-train -c 100 -g 0.01`", dt, accuracy(pout), nsv.group(1) if nsv else "?", pt,
                          dual_objective(out)))
             print(f"LIBSVM: train {dt:.2f} s, accuracy {accuracy(pout):.2f} %", file=sys.stderr)
+        if not args.no_sklearnex and importlib.util.find_spec("sklearnex") is not None:
+            dt, out = run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sklearnex_svc.py"),
+                           train, test, "100", "0.01"])
+            nsv = re.search(r"nSV = (\d+)", out)
+            fit = float(re.search(r"train = ([0-9.]+)", out).group(1))
+            rows.append((f"scikit-learn-intelex SVC (fit alone {fit:.2f} s; predict included)", dt, accuracy(out),
+                         nsv.group(1) if nsv else "?", float("nan"), "-"))
+            print(f"sklearnex: {dt:.2f} s (fit {fit:.2f} s), accuracy {accuracy(out):.2f} %", file=sys.stderr)
     print(f"a9a (n = 32561), RBF gamma = 0.01, C = 100, with bias; our command: "
           f"`{' '.join(['svm-train'] + ours_cmd[1:])}`\n")
     print("| solver | train wall time (s) | a9a.t accuracy (%) | nSV | dual obj | predict wall time (s) | time / LIBSVM |")
