@@ -16,7 +16,7 @@ from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
 from svmtrain.kernels import functions as kernels
-from svmtrain.kernels.cache import squarings_for
+from svmtrain.kernels.cache import partial_row_serial, squarings_for
 from svmtrain.kernels.model import KernelModel
 from svmtrain.params import TrainParams
 from svmtrain.solvers import _cvm_kernels as K
@@ -63,8 +63,8 @@ def test_kernel_row_matches_kernel_matrix(code):
     dense = np.zeros(7)
     out = np.empty(len(js))
     for i in (0, 11, 29):
-        K.kernel_row(X.indptr, X.indices, X.values, sq, i, js, len(js), *kernel.params(),
-                     squarings_for(kernel, sq.max()), dense, out)
+        partial_row_serial(i, js, len(js), out, dense, X.indptr, X.indices, X.values, sq, *kernel.params(),
+                           squarings_for(kernel, sq.max()))
         np.testing.assert_allclose(out, want[i, js], rtol=1e-12, atol=1e-13)
         assert not dense.any()
 

@@ -196,11 +196,38 @@ def fetch(js, indptr, indices, values, sq, code, gamma, degree, coef0, squarings
     return n_miss
 
 
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def partial_row(r, rowc, m, out, dense, indptr, indices, values, sq, code, gamma, degree, coef0, squarings):
+    """out[q] = K(x_r, x_rowc[q]) for q < m (in out's dtype: -s smo's
+    float32 rows, -s cvm's float64), in parallel over blocks of q; ``dense``
+    (float64[d], zero) is scratch, zero again after; features >= d are
+    ignored. The serial twin ``partial_row_serial`` computes the same numbers."""
+    d = dense.shape[0]
+    for p in range(indptr[r], indptr[r + 1]):
+        if indices[p] < d:
+            dense[indices[p]] = values[p]
+    sq_r = sq[r]
+    n_blocks = (m + ROW_BLOCK - 1) // ROW_BLOCK
+    for blk in prange(n_blocks):
+        for q in range(blk * ROW_BLOCK, min(m, (blk + 1) * ROW_BLOCK)):
+            t = rowc[q]
+            dot = 0.0
+            for p in range(indptr[t], indptr[t + 1]):
+                f = indices[p]
+                if f < d:
+                    dot += values[p] * dense[f]
+            out[q] = _kval(dot, sq[t], sq_r, code, gamma, degree, coef0, squarings)
+    for p in range(indptr[r], indptr[r + 1]):
+        if indices[p] < d:
+            dense[indices[p]] = 0.0
+
+
 # Serial twins (svmtrain._numba_options.serial_twin): the solvers' step loops
 # run them on data of fewer than PARALLEL_MIN_NNZ stored values, where the
 # row blocks of rows_into are few and small; the same numbers either way.
 rows_into_serial = serial_twin(rows_into)
 fetch_serial = serial_twin(fetch, {"rows_into": rows_into_serial})
+partial_row_serial = serial_twin(partial_row)
 
 
 class KernelCache:

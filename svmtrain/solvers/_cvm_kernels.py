@@ -30,7 +30,7 @@ from numba import njit, prange
 
 from .. import _numba_options as _opts
 from .._numba_options import PRANGE, arg_index, by_size, serial_twin
-from ..kernels.cache import NO_REASSOC, _kval, exp_poly
+from ..kernels.cache import NO_REASSOC, _kval, exp_poly, partial_row_serial
 from ..kernels.functions import RBF, densify_rows
 
 # integer state
@@ -44,30 +44,6 @@ RUNNING, CONVERGED, FULL = 0, 1, 2
 BLOCK = 64          # candidate rows densified together (columns of D)
 SV_BLOCK = 512      # core points per parallel task when few candidates are scored
 TAU = 1e-12         # the curvature of a pair when K~ gives none (LIBSVM's TAU)
-
-
-@njit(cache=True, nogil=True)
-def kernel_row(indptr, indices, values, sq, i, js, m, code, gamma, degree, coef0, squarings, dense, out):
-    """out[t] = k(x_i, x_{js[t]}) for t < m.
-
-    ``dense`` (float64[d]) is zero on entry and on return (row i is scattered
-    into it); features >= d are ignored.
-    """
-    d = dense.shape[0]
-    for p in range(indptr[i], indptr[i + 1]):
-        if indices[p] < d:
-            dense[indices[p]] = values[p]
-    for t in range(m):
-        j = js[t]
-        dot = 0.0
-        for p in range(indptr[j], indptr[j + 1]):
-            f = indices[p]
-            if f < d:
-                dot += values[p] * dense[f]
-        out[t] = _kval(dot, sq[i], sq[j], code, gamma, degree, coef0, squarings)
-    for p in range(indptr[i], indptr[i + 1]):
-        if indices[p] < d:
-            dense[indices[p]] = 0.0
 
 
 @njit(cache=True, nogil=True, fastmath=NO_REASSOC)
@@ -257,7 +233,7 @@ def add_point(r, y, eta, core, Kt, alpha, G, out_list, out_pos, istate,
     out_pos[last] = p
     out_pos[r] = -1
     istate[I_NOUT] = n_out - 1
-    kernel_row(indptr, indices, values, sq, r, core, a, code, gamma, degree, coef0, squarings, dense, krow)
+    partial_row_serial(r, core, a, krow, dense, indptr, indices, values, sq, code, gamma, degree, coef0, squarings)
     istate[I_KEVALS] += a
     yr = y[r]
     g = 0.0

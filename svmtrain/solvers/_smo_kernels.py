@@ -31,7 +31,7 @@ from numba import njit
 from numba import prange
 
 from .._numba_options import PRANGE, serial_twin
-from ..kernels.cache import ROW_BLOCK, _kval, fetch, fetch_serial
+from ..kernels.cache import fetch, fetch_serial, partial_row, partial_row_serial
 
 TAU = 1e-12
 
@@ -162,30 +162,6 @@ def compact_work(n, d, max_mb=64):
     S = int(max(2, min(4096, (max_mb << 20) // (4 * width) - 1)))
     return (np.zeros((5, n)), np.zeros(n, np.int64), np.zeros((S + 1, width), np.float32),
             np.full((2, S), -1, np.int64), np.zeros(d))
-
-
-@njit(cache=True, nogil=True, parallel=PRANGE)
-def partial_row(r, rowc, m, out, dense, indptr, indices, values, sq, code, gamma, degree, coef0, squarings):
-    """out[q] = K(x_r, x_rowc[q]) for q < m (float32), in parallel over
-    blocks of q; ``dense`` (float64[d], zero) is scratch, zero again after."""
-    d = dense.shape[0]
-    for p in range(indptr[r], indptr[r + 1]):
-        if indices[p] < d:
-            dense[indices[p]] = values[p]
-    sq_r = sq[r]
-    n_blocks = (m + ROW_BLOCK - 1) // ROW_BLOCK
-    for blk in prange(n_blocks):
-        for q in range(blk * ROW_BLOCK, min(m, (blk + 1) * ROW_BLOCK)):
-            t = rowc[q]
-            dot = 0.0
-            for p in range(indptr[t], indptr[t + 1]):
-                f = indices[p]
-                if f < d:
-                    dot += values[p] * dense[f]
-            out[q] = _kval(dot, sq[t], sq_r, code, gamma, degree, coef0, squarings)
-    for p in range(indptr[r], indptr[r + 1]):
-        if indices[p] < d:
-            dense[indices[p]] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -497,7 +473,6 @@ def _reconstruct(y, p, index, alpha, G, G_bar, C, act, m, js, slots, indptr, ind
 # cache's serial twin (the same numbers)
 _row_serial = serial_twin(_row, {"fetch": fetch_serial})
 _reconstruct_serial = serial_twin(_reconstruct, {"_row": _row_serial})
-partial_row_serial = serial_twin(partial_row)
 _compact_row_serial = serial_twin(_compact_row, {"partial_row": partial_row_serial})
 _compact_steps_serial = serial_twin(_compact_steps, {"_row": _row_serial, "_compact_row": _compact_row_serial})
 run_serial = serial_twin(run, {"_row": _row_serial, "_reconstruct": _reconstruct_serial,

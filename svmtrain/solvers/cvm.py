@@ -85,7 +85,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..kernels.functions import Kernel, sq_norms
-from ..kernels.cache import squarings_for
+from ..kernels.cache import partial_row_serial, squarings_for
 from ..kernels.model import expansion_model
 from . import _cvm_kernels as K
 from .base import FitResult, for_problem, split_progress
@@ -326,7 +326,7 @@ def _farthest_from(st, z, rng, S):
     |phi~(z) - phi~(x)|^2 = 2 eta - 2 y_z y_x (k(z, x) + 1)."""
     cand = np.arange(st.n, dtype=np.int64) if S == 0 else rng.integers(0, st.n, S).astype(np.int64)
     k = np.empty(len(cand))
-    K.kernel_row(st.X.indptr, st.X.indices, st.X.values, st.sq, z, cand, len(cand), *st.kparams, st.dense, k)
+    partial_row_serial(z, cand, len(cand), k, st.dense, st.X.indptr, st.X.indices, st.X.values, st.sq, *st.kparams)
     st.istate[K.I_KEVALS] += len(cand)
     dist = 2.0 * st.eta - 2.0 * st.y[z] * st.y[cand] * (k + 1.0)
     dist[cand == z] = -np.inf
