@@ -603,3 +603,58 @@ def test_matches_naive_twin_on_junk(lines, chunking):
         assert ei.value.line == e.line
     else:
         assert_same(parse_bytes(data, **kw), ref)
+
+
+# --------------------------------------------------------------- the plain-line fast path
+
+_PLAIN = (b"+1 1:0.708333 2:1 3:-0.320755 # a comment\n"
+          b"\n"
+          b"# a comment line\n"
+          b"-1\t4:1e-3 9:2.5E+2\r\n"
+          b"   \n"
+          b"2 1:.5 10:-0 2147483647:123456789012345\n"
+          b"3#label only\n"
+          b"-0.25 5:1.\n")
+
+
+def _plain_kernel(data):
+    """(status, i, line, row, z) and the rows of parse_plain_lines on ``data``."""
+    from svmtrain.io import _plain_reader_kernels as KP
+    arr = np.frombuffer(data, np.uint8)
+    rows, nnz = 64, 256
+    labels, qid, rowline = np.zeros(rows), np.full(rows, -1, np.int64), np.zeros(rows, np.int64)
+    indptr, indices, values = np.zeros(rows + 1, np.int64), np.zeros(nnz, np.int32), np.zeros(nnz)
+    st_ = KP.parse_plain_lines(arr, 0, len(data), 0, 0, 0, labels, qid, rowline, indptr, indices, values)
+    n, z = st_[3], st_[4]
+    return st_, Chunk(labels=labels[:n], indptr=indptr[:n + 1], indices=indices[:z], values=values[:z],
+                      qid=qid[:n])
+
+
+def test_plain_kernel_parses_plain_lines_alone_as_the_twin():
+    from svmtrain.io import _plain_reader_kernels as KP
+    (status, i, line, row, z), c = _plain_kernel(_PLAIN)
+    assert (status, i, line, row, z) == (K.DONE, len(_PLAIN), 8, 5, 9)
+    assert_same(c, naive_parse(_PLAIN))
+    assert KP.NEED_FULL not in (K.DONE, K.NEED_ROWS, K.NEED_NNZ, K.NEED_SLOW, K.NEED_SORT)
+
+
+@pytest.mark.parametrize("other", [
+    b"1 qid:3 1:1", b"1 2:1 1:1", b"1 1:1 1:2", b"1 1:0.1234567890123456789", b"1 1:1e23",
+    b"1 1:9007199254740993", b"nan 1:1", b"1 1:inf", b"1 0:1", b"1 -1:2", b"1 5:", b"1 1:1e",
+    b"1 2147483648:1", b"1 1:2:3", b"1 1:0x1", b"x", b"1 1:1e-23", b"1 01234567890:1"])
+def test_plain_kernel_leaves_other_lines_to_the_full_parser(other):
+    """At a line that is not plain the kernel stops at its start with nothing
+    of it stored; the reader's result (or error) is then the twin's."""
+    from svmtrain.io import _plain_reader_kernels as KP
+    first, last = b"1 1:0.5 3:2\n# c\n", b"-1 2:1\n"
+    data = first + other + b"\n" + last
+    (status, i, line, row, z), _ = _plain_kernel(data)
+    assert (status, i, line, row, z) == (KP.NEED_FULL, len(first), 2, 1, 2)
+    try:
+        ref = naive_parse(data)
+    except NaiveError as e:
+        with pytest.raises(InputFormatError) as ei:
+            parse_bytes(data)
+        assert ei.value.line == e.line == 3
+        return
+    assert_same(parse_bytes(data), ref)

@@ -25,8 +25,10 @@ How it works: the decompressed text is read in blocks (256 KiB first,
 doubling up to ``chunk_bytes``), cut after the block's last newline (the
 tail is carried into the next block). A block of at least 1 MiB is split at
 newlines into one range per thread and each range is parsed by one call of
-the numba kernel :func:`svmtrain.io._reader_kernels.parse_lines` (another
-call only when its output arrays must grow), which releases the GIL; the
+the numba kernel :func:`svmtrain.io._plain_reader_kernels.parse_plain_lines`
+(the plain lines; from the first other line on, the full parser
+:func:`svmtrain.io._reader_kernels.parse_lines`; another call only when the
+output arrays must grow), which releases the GIL; the
 ranges run on a small thread pool while this thread reads (and
 decompresses) the next block. Results are taken in file order, so line
 numbers, chunk order and "the first error" are the same as in a serial read.
@@ -56,6 +58,7 @@ import numpy as np
 
 from ..data.dataset import Chunk
 from ..errors import InputFormatError
+from . import _plain_reader_kernels as KP
 from . import _reader_kernels as K
 
 # 8 MiB blocks: large enough that the per-block Python work is negligible,
@@ -372,33 +375,49 @@ def _grown(a, n):
     return b
 
 
+def _grow(o, need, row, z, n_slow, n_text):
+    """Grow the arrays of ``o`` that a parse kernel's status ``need`` names,
+    keeping the first ``row`` rows, ``z`` nonzeros and the slow numbers."""
+    if need == K.NEED_ROWS:
+        o.labels, o.qid, o.rowline = _grown(o.labels, row), _grown(o.qid, row), _grown(o.rowline, row)
+        o.indptr = _grown(o.indptr, row + 1)
+    elif need == K.NEED_NNZ:
+        o.indices, o.values = _grown(o.indices, z), _grown(o.values, z)
+    else:
+        o.slow_slot, o.slow_text = _grown(o.slow_slot, n_slow), _grown(o.slow_text, n_text)
+
+
 def parse_range(buf, start, end, out=None):
     """Parse the whole lines of ``buf[start:end]`` (``buf`` a bytearray or
-    uint8 array; ``buf[end-1]`` must be ``'\\n'``) with the numba kernel
-    :func:`_reader_kernels.parse_lines`, growing the output arrays when
+    uint8 array; ``buf[end-1]`` must be ``'\\n'``) with the numba kernels
+    :func:`_plain_reader_kernels.parse_plain_lines` and, from the first line
+    it leaves, :func:`_reader_kernels.parse_lines`, growing the output arrays when
     they are short. Returns a _Result; the slow numbers are not converted
     and errors are not raised yet (see :func:`_check`).
     """
     arr = np.frombuffer(buf, np.uint8) if not isinstance(buf, np.ndarray) else buf
     o = _Out(end - start) if out is None else out
     o.indptr[0] = 0
-    i, line, row, z, n_slow, n_text = start, 0, 0, 0, 0, 0
-    parse = K.parse_lines_presorted     # until a row needs sorting (then K.parse_lines)
-    while True:
+    i, line, row, z, n_slow, n_text, err_pos, err_aux = start, 0, 0, 0, 0, 0, -1, 0
+    while True:                         # the plain lines (most files: all of them)
+        err, i, line, row, z = KP.parse_plain_lines(arr, i, end, line, row, z, o.labels, o.qid, o.rowline,
+                                                    o.indptr, o.indices, o.values)
+        if err == K.NEED_ROWS or err == K.NEED_NNZ:
+            _grow(o, err, row, z, n_slow, n_text)
+        else:
+            break
+    # from the first other line on: the full parser, without sorting until a row needs it
+    parse = K.parse_lines_presorted if err == KP.NEED_FULL else None
+    while parse is not None:
         (err, i, line, row, z, n_slow, n_text, err_pos, err_aux) = parse(
             arr, i, end, line, row, z, n_slow, n_text,
             o.labels, o.qid, o.rowline, o.indptr, o.indices, o.values, o.slow_slot, o.slow_text)
         if err == K.NEED_SORT:
             parse = K.parse_lines
-        elif err == K.NEED_ROWS:
-            o.labels, o.qid, o.rowline = _grown(o.labels, row), _grown(o.qid, row), _grown(o.rowline, row)
-            o.indptr = _grown(o.indptr, row + 1)
-        elif err == K.NEED_NNZ:
-            o.indices, o.values = _grown(o.indices, z), _grown(o.values, z)
-        elif err == K.NEED_SLOW:
-            o.slow_slot, o.slow_text = _grown(o.slow_slot, n_slow), _grown(o.slow_text, n_text)
+        elif err in (K.NEED_ROWS, K.NEED_NNZ, K.NEED_SLOW):
+            _grow(o, err, row, z, n_slow, n_text)
         else:
-            break
+            parse = None
     r = _Result()
     r.buf, r.start, r.out = buf, start, o
     r.n_rows, r.nnz, r.n_lines, r.n_slow, r.n_text = row, z, line, n_slow, n_text
