@@ -111,3 +111,24 @@ def arg_index(kernel, name):
     """The position of argument ``name`` of a numba kernel."""
     import inspect
     return list(inspect.signature(getattr(kernel, "py_func", kernel)).parameters).index(name)
+
+
+class serial_kernels:
+    """A context in which every size-dispatched kernel (``margins``,
+    :func:`by_size` dispatchers, kernels reading PARALLEL_MIN_NNZ or
+    PARALLEL_MIN_WORK) runs its serial twin, whatever the size: for work
+    that is already spread over threads by its caller (one-vs-rest classes
+    in parallel, ``svmtrain.class_threads``), where a parallel region would
+    be launched from several threads at once. Not reentrant from several
+    threads: enter it once, around the thread pool."""
+
+    def __enter__(self):
+        global PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK
+        self.saved = PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK
+        PARALLEL_MIN_NNZ = PARALLEL_MIN_WORK = 1 << 62
+        return self
+
+    def __exit__(self, *exc):
+        global PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK
+        PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK = self.saved
+        return False

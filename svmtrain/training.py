@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from .class_threads import class_workers, fit_classes
 from .data._dataset_kernels import first_above
 from .data.dataset import Chunk, take_rows
 from .errors import InputFormatError, ParameterError, SvmtrainError
@@ -193,12 +194,18 @@ def magnitude_error(source, row, value):
 
 def _train_linear(solver, data, order, problems, d, params, progress, log, monitor=None, warm_start=None):
     """One solver.fit per binary problem; the weight columns make a LinearModel.
-    ``warm_start`` (see :func:`train`) is used when the solver takes it."""
+    ``warm_start`` (see :func:`train`) is used when the solver takes it.
+    Classes train side by side on spare cores where the solver allows it
+    (:mod:`svmtrain.class_threads`)."""
     results = []
     if warm_start is not None and getattr(solver, "WARM_START", False):
         warm_start.extend({} for _ in range(len(problems) - len(warm_start)))
     else:
         warm_start = None
+    workers = class_workers(solver, params, len(problems), monitored=monitor is not None or warm_start is not None)
+    if workers > 1:
+        results = fit_classes(solver, data, order, problems, d, params, progress, log, workers)
+        return linear_model(order, results, d, params)
     for j, (y, cost) in enumerate(problems):
         if log is not None and len(problems) > 1:
             log(f"class {order[j]:g} vs rest")

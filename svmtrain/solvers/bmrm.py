@@ -25,6 +25,7 @@ import dataclasses
 from . import ocas
 
 DEFAULT_EPS = 1e-3
+PARALLEL_CLASSES = True   # one-vs-rest classes may train in threads (svmtrain.class_threads)
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):

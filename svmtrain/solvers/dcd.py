@@ -55,6 +55,7 @@ def dual_box(params, class_cost, n):
 
 
 WARM_START = True      # fit takes warm_start
+PARALLEL_CLASSES = True   # one-vs-rest classes may train in threads (svmtrain.class_threads)
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None,

@@ -24,6 +24,7 @@ INNER_EPS_START = 1e-2
 
 
 WARM_START = True      # fit takes warm_start (see svmtrain.solvers.dcd.fit)
+PARALLEL_CLASSES = True   # one-vs-rest classes may train in threads (svmtrain.class_threads)
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None,

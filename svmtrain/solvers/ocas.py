@@ -344,6 +344,7 @@ def _check(X, y, n_features, params, class_cost):
 
 
 WARM_START = True      # fit takes warm_start (see solve)
+PARALLEL_CLASSES = True   # one-vs-rest classes may train in threads (svmtrain.class_threads)
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None,

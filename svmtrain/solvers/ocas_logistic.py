@@ -23,6 +23,7 @@ from .ocas_scores import fit_scores
 
 
 WARM_START = True      # fit takes warm_start (see ocas.solve)
+PARALLEL_CLASSES = True   # one-vs-rest classes may train in threads (svmtrain.class_threads)
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None,

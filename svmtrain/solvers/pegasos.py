@@ -20,6 +20,7 @@ from .base import FitResult, finish_w, kernel_bias, segment_steps, with_defaults
 from ..trace import linear_snapshot
 
 DEFAULTS = {"epochs": 30, "average": True}
+PARALLEL_CLASSES = True   # one-vs-rest classes may train in threads (svmtrain.class_threads)
 AVERAGE_FROM = 0.5   # average the iterates of the last half of the run
 
 

@@ -36,6 +36,7 @@ from .base import FitResult, finish_w, kernel_bias, segment_steps
 from .pegasos import end_epoch
 
 DEFAULTS = {"epochs": 30, "update": "bottou", "average": False}
+PARALLEL_CLASSES = True   # one-vs-rest classes may train in threads (svmtrain.class_threads)
 PILOT_ROWS = 1000       # SVM-SGD's pilot sample
 PILOT_FACTOR = 2.0      # its search over eta0: powers of 2 from 1
 PILOT_MAX_TRIES = 60
