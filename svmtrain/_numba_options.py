@@ -113,22 +113,33 @@ def arg_index(kernel, name):
     return list(inspect.signature(getattr(kernel, "py_func", kernel)).parameters).index(name)
 
 
+_SERIAL_LOCK = __import__("threading").Lock()
+_serial_depth = 0
+_saved_thresholds = None
+
+
 class serial_kernels:
     """A context in which every size-dispatched kernel (``margins``,
     :func:`by_size` dispatchers, kernels reading PARALLEL_MIN_NNZ or
     PARALLEL_MIN_WORK) runs its serial twin, whatever the size: for work
     that is already spread over threads by its caller (one-vs-rest classes
     in parallel, ``svmtrain.class_threads``), where a parallel region would
-    be launched from several threads at once. Not reentrant from several
-    threads: enter it once, around the thread pool."""
+    be launched from several threads at once. Contexts may overlap (from
+    several threads): the thresholds come back when the last one ends."""
 
     def __enter__(self):
-        global PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK
-        self.saved = PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK
-        PARALLEL_MIN_NNZ = PARALLEL_MIN_WORK = 1 << 62
+        global PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK, _serial_depth, _saved_thresholds
+        with _SERIAL_LOCK:
+            if _serial_depth == 0:
+                _saved_thresholds = PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK
+                PARALLEL_MIN_NNZ = PARALLEL_MIN_WORK = 1 << 62
+            _serial_depth += 1
         return self
 
     def __exit__(self, *exc):
-        global PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK
-        PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK = self.saved
+        global PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK, _serial_depth
+        with _SERIAL_LOCK:
+            _serial_depth -= 1
+            if _serial_depth == 0:
+                PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK = _saved_thresholds
         return False

@@ -71,6 +71,14 @@ def test_serial_kernels_context_restores_the_thresholds():
             assert opts.PARALLEL_MIN_NNZ > 1 << 60 and opts.PARALLEL_MIN_WORK > 1 << 60
             raise RuntimeError
     assert (opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK) == before
+    # overlapping contexts (two runs in threads): the thresholds come back after the last
+    first, second = opts.serial_kernels(), opts.serial_kernels()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert opts.PARALLEL_MIN_NNZ > 1 << 60
+    second.__exit__(None, None, None)
+    assert (opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK) == before
 
 
 def test_shared_progress_sums_the_classes():
