@@ -264,7 +264,7 @@ def test_regression_command_lines_on_the_cluster(client, regression_parts, tmp_p
     ({"solver": "dcd", "loss": "squared-hinge"}, "trains -s ocas, -s bmrm, -s pegasos and -s sgd"),
     ({"solver": "bmrm", "task": "r"}, "does not train regression; it trains in memory"),
     ({"solver": "sgd", "task": "o"}, "does not train one-class"),
-    ({"solver": "ocas", "multiclass": "cs"}, "one-vs-rest only: --multiclass cs"),
+    ({"solver": "bmrm", "multiclass": "cs"}, r"--multiclass cs \(Crammer-Singer\) with -s ocas, not -s bmrm"),
 ])
 def test_dask_refusals_name_the_alternative(kw, names):
     from svmtrain.distributed.training import check_supported
@@ -434,6 +434,83 @@ def test_sgd_command_line_on_the_cluster(client, files, a9a, tmp_path):
     model = load_model(m_dask)
     assert model.solver == "sgd"
     assert _accuracy(model, a9a[1]) > 84.0
+
+
+@pytest.fixture(scope="module")
+def cs_parts(tmp_path_factory):
+    """3 overlapping classes, 4 features: 300 training rows in 3 partition
+    files (and whole, as a Chunk), 150 held-out test rows."""
+    from svmtrain.arrays import as_chunk
+    from test_crammer_singer import libsvm_text, multiclass_data
+    X, y = multiclass_data(n=450, d=4, k=3, seed=1)
+    root = tmp_path_factory.mktemp("dask-cs")
+    (root / "parts").mkdir()
+    for i, (a, b) in enumerate(((0, 120), (120, 121), (121, 300))):
+        (root / "parts" / f"part-{i}").write_text(libsvm_text(X[a:b], y[a:b]))
+    (root / "whole").write_text(libsvm_text(X[:300], y[:300]))
+    return root, read_libsvm(root / "whole"), as_chunk(X[300:], y[300:].astype(np.float64))
+
+
+@pytest.mark.parametrize("params", [{}, {"bias": 1.0, "C": 0.3, "class_weights": {2.0: 3.0, 3.0: 0.5}},
+                                    {"ocas_method": "cp", "max_iter": 40}])
+def test_ocas_cs_on_partitions_is_the_local_run(client, cs_parts, params):
+    """-s ocas --multiclass cs on 3 partitions (one of a single row): the
+    local run's problem and loop, its objective to 1e-6 (the iterates
+    agree up to the rounding of the per-worker sums; the reduced QP's
+    tolerance lets that move a late iterate, so -e 1e-6 brings both to the
+    optimum) and its predictions on held-out rows; no per-row data travels."""
+    root, whole, test = cs_parts
+    p = TrainParams(solver="ocas", multiclass="cs", eps=1e-6, **params)
+    local = local_train(whole, p)
+    notes = []
+    model, n, traffic = dask_train(expand(root / "parts"), p, client, notify=notes.append)
+    r, r_local = model.fit_results[0], local.fit_results[0]
+    assert n == 300 and model.W.shape == local.W.shape and list(model.labels) == list(local.labels)
+    assert r.info["exit"] == r_local.info["exit"] and abs(r.n_iter - r_local.n_iter) <= 5
+    assert r.objective == pytest.approx(r_local.objective, rel=1e-6)
+    assert r.info["Q_D"] <= r_local.info["Q_P"] * (1 + 1e-9)
+    np.testing.assert_array_equal(model.predict(test), local.predict(test))
+    # per task at most the (d+1) x M weights, alpha or a Gram row (k cuts) and a
+    # line-search answer (at most 48 KiB whatever n): never the n x M scores
+    k = r.info["n_cuts"]
+    for kind, answer in (("move", 0), ("scatter", 0), ("scores", 48 * 1024)):
+        per_task = (traffic.up[kind] + traffic.down[kind]) / traffic.tasks[kind]
+        assert per_task <= 8 * 5 * 3 + 8 * k + answer + 512, (kind, per_task)
+    assert traffic.rounds["move"] == r.n_iter + 1 and not notes
+
+
+def test_ocas_cs_command_line_on_the_cluster(client, cs_parts, tmp_path):
+    """svm-train --engine dask -s ocas --multiclass cs: the model file of the
+    local run (its held-out predictions), two classes too."""
+    root, whole, test = cs_parts
+    addr = client.scheduler.address
+    args = ["-q", "-s", "ocas", "--multiclass", "cs", "-e", "1e-6", "-B", "1"]
+    rd = CliRunner().invoke(train_main, ["--engine", "dask", "--scheduler", addr] + args
+                            + [str(root / "parts"), str(tmp_path / "d")])
+    rl = CliRunner().invoke(train_main, args + [str(root / "whole"), str(tmp_path / "l")])
+    assert rd.exit_code == 0 and rl.exit_code == 0, rd.output + rl.output
+    md, ml = load_model(tmp_path / "d"), load_model(tmp_path / "l")
+    np.testing.assert_array_equal(md.predict(test), ml.predict(test))
+    np.testing.assert_allclose(md.W, ml.W, rtol=1e-4, atol=1e-5)
+
+
+def test_ocas_cs_lost_worker_stops_with_one_line(cs_parts):
+    """A worker lost mid-run takes its partitions' scores and cuts: the run
+    stops with a one-line SvmtrainError (in process: no cluster needed)."""
+    from test_distributed_parts import InProcessSession
+    from svmtrain.distributed import ocas_cs
+    from svmtrain.errors import SvmtrainError
+    from svmtrain.training import label_order
+    root, _, _ = cs_parts
+    sess = InProcessSession(expand(root / "parts"))
+    sess.lose("scores", 4)
+    try:
+        meta = sess.load()
+        order = label_order(np.concatenate([m["labels"] for m in meta]))
+        with pytest.raises(SvmtrainError, match=r"worker lost\): -s ocas --multiclass cs keeps its per-row"):
+            ocas_cs.train_model(sess, order, 300, 4, TrainParams(solver="ocas", multiclass="cs"))
+    finally:
+        sess.close()
 
 
 def test_worker_killed_during_ocas(client, files, a9a, optimum):

@@ -85,6 +85,37 @@ def test_products_and_weights(problem, nb, B):
     np.testing.assert_allclose(W, Xt.T @ G, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("nb", [1, 2, 7])
+@pytest.mark.parametrize("B", [0.0, 0.7])
+def test_two_pass_products_over_row_blocks(problem, nb, B):
+    """scatter_rows (W' += (X~_blk' G_blk)') and row_scores (S_blk = X~_blk W)
+    over row blocks against dense products; and, blocks in order, exactly
+    the numbers of products and weights with nb = 1 (whatever nb: 7 > M
+    leaves threads without classes)."""
+    indptr, indices, values, _, yi, cw, M, _, rng = problem
+    n, d = len(yi), 25
+    Xt = dense_rows(indptr, indices, values, d, B)
+    G = rng.normal(size=(n, M)) * (rng.random((n, M)) < 0.3)
+    bounds = [0, 17, 18, 60, 111, n]
+    Wt = np.zeros((M, d + 1))
+    S = np.full((n, M), np.nan)
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        ip = indptr[lo:hi + 1] - indptr[lo]
+        K.scatter_rows(ip, indices[indptr[lo]:indptr[hi]], values[indptr[lo]:indptr[hi]], B, G[lo:hi], Wt, nb)
+    np.testing.assert_allclose(Wt, (Xt.T @ G).T, rtol=1e-12, atol=1e-12)
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        ip = indptr[lo:hi + 1] - indptr[lo]
+        K.row_scores(ip, indices[indptr[lo]:indptr[hi]], values[indptr[lo]:indptr[hi]], B, Wt, S[lo:hi], nb)
+    np.testing.assert_allclose(S, Xt @ Wt.T, rtol=1e-12, atol=1e-12)
+    Xc = sp.csr_matrix((values, indices, indptr), shape=(n, d)).tocsc()
+    colptr, rows = Xc.indptr.astype(np.int64), Xc.indices.astype(np.int32)
+    S1, W1 = np.empty((n, M)), np.empty((d + 1, M))
+    K.products(colptr, rows, Xc.data, B, G, S1, np.empty((1, 1, 1)), 1)
+    K.weights(colptr, rows, Xc.data, B, G, W1, 1)
+    np.testing.assert_array_equal(S, S1)
+    np.testing.assert_array_equal(Wt.T, W1)
+
+
 @pytest.mark.parametrize("nb", [1, 2])
 @pytest.mark.parametrize("t,mu", [(0.0, 0.0), (0.4, 0.1), (1.0, 0.1)])
 def test_move(problem, nb, t, mu):
@@ -240,6 +271,67 @@ def test_refusals(tmp_path):
                               np.ones(1), 3, 4, 2, 1).start_at(np.zeros(4))
     train = tmp_path / "train"
     train.write_text(libsvm_text(X, y))
-    res = CliRunner().invoke(train_main, ["-s", "ocas", "--multiclass", "cs", "--stream", str(train),
+    res = CliRunner().invoke(train_main, ["-s", "dcd", "--multiclass", "cs", "--stream", str(train),
                                           str(tmp_path / "m")])
-    assert res.exit_code == 2 and "in memory only" in res.output
+    assert res.exit_code == 2 and "in memory only; -s ocas --multiclass cs streams" in res.output
+
+
+# ---------------------------------------------------------------------------
+# streamed (--stream): the same run over row blocks
+# ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def four_classes(tmp_path_factory):
+    """(training file, its Chunk, test Chunk): 4 overlapping classes, 400 + 200 rows."""
+    from svmtrain.io.reader import read_libsvm
+    X, y = multiclass_data(n=600, d=12, k=4, seed=5)
+    path = tmp_path_factory.mktemp("cs") / "train"
+    path.write_text(libsvm_text(X[:400], y[:400]))
+    return path, read_libsvm(path), as_chunk(X[400:], y[400:].astype(np.float64))
+
+
+@pytest.mark.parametrize("params", [{}, {"bias": 1.0, "C": 0.3}, {"class_weights": {2.0: 3.0, 4.0: 0.5}, "bias": 1.0},
+                                    {"ocas_method": "cp", "max_iter": 60}])
+def test_streamed_run_is_the_in_memory_run(four_classes, params):
+    """Over 11 blocks of 37 rows: the same iterations, objective and model,
+    bit for bit (one thread on this small set, and the blocks in order give
+    the in-memory sums), so the same predictions."""
+    from svmtrain.data.streaming import train_streamed
+    from svmtrain.params import TrainParams
+    from svmtrain.training import train
+    path, data, test = four_classes
+    p = TrainParams(solver="ocas", multiclass="cs", eps=1e-4, **params)
+    mem = train(data, p)
+    st = train_streamed(path, p, memory_limit_mb=64, chunk_rows=37)
+    assert dict(st.header)["stream_blocks"] == 11
+    r0, r1 = mem.fit_results[0], st.fit_results[0]
+    assert r1.n_iter == r0.n_iter and r1.info["exit"] == r0.info["exit"]
+    assert r1.objective == r0.objective and r0.info["threads"] == r1.info["threads"] == 1
+    assert [h[2:] for h in r1.info["history"]] == [h[2:] for h in r0.info["history"]]
+    np.testing.assert_array_equal(st.W, mem.W)
+    np.testing.assert_array_equal(st.predict(test), mem.predict(test))
+    np.testing.assert_array_equal(st.predict(data), mem.predict(data))
+
+
+def test_cli_streams_within_a_memory_limit(tmp_path, four_classes):
+    """svm-train --memory-limit 1 (the plan shrinks the cut buffer, and says
+    so): the model file predicts as the in-memory one; two classes too."""
+    path, data, test = four_classes
+    args = ["-s", "ocas", "--multiclass", "cs", "-e", "0.001", "-B", "1", "-w2", "2"]
+    res = CliRunner().invoke(train_main, args + ["--memory-limit", "1", str(path), str(tmp_path / "s")])
+    assert res.exit_code == 0, res.output
+    assert "cuts of 400 class indices" in res.output
+    res = CliRunner().invoke(train_main, args + ["-q", str(path), str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    s, m = svmtrain.load_model(tmp_path / "s"), svmtrain.load_model(tmp_path / "m")
+    assert dict(s.header)["stream"] and dict(s.header)["n_iter"] == dict(m.header)["n_iter"]
+    np.testing.assert_array_equal(s.predict(test), m.predict(test))
+    X, y = multiclass_data(n=200, d=6, k=2, seed=1)
+    two = tmp_path / "two"
+    two.write_text(libsvm_text(X, y))
+    for name, extra in (("s2", ["--memory-limit", "1"]), ("m2", [])):
+        res = CliRunner().invoke(train_main, ["-q", "-s", "ocas", "--multiclass", "cs", *extra, str(two),
+                                              str(tmp_path / name)])
+        assert res.exit_code == 0, res.output
+    s, m = svmtrain.load_model(tmp_path / "s2"), svmtrain.load_model(tmp_path / "m2")
+    assert s.W.shape == (6, 1)
+    np.testing.assert_allclose(s.W, m.W, rtol=1e-9, atol=1e-12)

@@ -318,6 +318,28 @@ def test_sgd_memory_plan_counts_its_vectors_and_refuses_a_small_limit(tmp_path):
     assert plan.state + 2 * plan.block_bytes + plan.shuffle_bytes + plan.pilot <= plan.limit
 
 
+def test_ocas_cs_memory_plan_counts_its_state_and_cut_buffer():
+    """-s ocas --multiclass cs: labels (16 bytes per row), 24 bytes per row,
+    six n x M arrays, n (M - 1) breakpoints and weights, four (d+1) x M
+    weight arrays; the cut buffer (2 bytes per row and cut, Gram matrix)
+    the largest that fits in half of what that leaves; a limit below the
+    state and two minimal blocks stops with the numbers."""
+    n, d, M = 20000, 50, 5
+    params = TrainParams(solver="ocas", multiclass="cs")
+    state = 16 * n + 24 * n + 48 * n * M + 16 * n * (M - 1) + 4 * 8 * (d + 1) * M
+
+    def cut(cap):
+        return cap * 2 * n + 8 * cap * cap + 48 * cap
+    plan = plan_memory("ocas", n, d, params, 64 * MIB, n_problems=M)
+    cap = plan.cut_buffer
+    assert plan.state == state + cut(cap)
+    assert 2 < cap < 2000 and cut(cap) <= (64 * MIB - state) / 2 < cut(cap + 1)
+    assert plan.state + 2 * plan.block_bytes <= plan.limit
+    assert plan_memory("ocas", n, d, params, 1 << 30, n_problems=M).cut_buffer == 2000
+    with pytest.raises(ParameterError, match=r"too small: -s ocas keeps 6\.6 MB of state for 20000 rows"):
+        plan_memory("ocas", n, d, params, 6.6 * MIB, n_problems=M)
+
+
 def test_bmrm_streamed_is_the_in_memory_run(a9a, tmp_path):
     """bmrm streams through ocas's loop, which is exact with one thread: on
     heart_scale in 9 blocks the in-memory w bit for bit; on a9a the memory

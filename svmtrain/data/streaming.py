@@ -19,6 +19,8 @@ chunk source (:mod:`svmtrain.data.chunk_source`), never a file:
 * sgd: :mod:`svmtrain.solvers.stream_sgd` (the three update rules, one row
   per step, fed by pegasos' shuffle buffer; eta0's pilot on the first pool fed);
 * ocas: :mod:`svmtrain.solvers.ocas` itself, a pass per iteration;
+  Crammer-Singer (``--multiclass cs``): :mod:`svmtrain.solvers.stream_ocas_cs`
+  (its n x M state and cut buffer in memory, four passes per iteration);
 * bmrm: :mod:`svmtrain.solvers.bmrm`, i.e. ocas's cutting-plane loop
   streamed as ocas (the same plan: per-row state and cut buffer);
 * dcd: :mod:`svmtrain.solvers.stream_dcd` (block minimization);
@@ -229,13 +231,29 @@ def _too_small(limit, need, what):
                           f"give at least {math.ceil(need / MIB)} MB")
 
 
-def _ocas_cut_bytes(cap, d1):
-    return cap * 8 * d1 + 8 * cap * cap + 48 * cap
+def _ocas_cut_bytes(cap, row_bytes):
+    """A cut buffer of ``cap`` cuts of ``row_bytes`` each, with its Gram matrix and per-cut numbers."""
+    return cap * row_bytes + 8 * cap * cap + 48 * cap
+
+
+def _ocas_cs_state(n, d1, M):
+    """Bytes of ``-s ocas --multiclass cs``'s state beyond the labels, for n
+    rows, d1 = d + 1 weights and M classes: class index, C_i and cut
+    classes per row (24 n), six n x M arrays (scores S_b, S_d; coefficients
+    G_b, G_c, G_d, G_new), the line search's n (M - 1) breakpoints and
+    weights, and (d + 1) x M weights four times (the working W and, at the
+    end, the model's copies)."""
+    return 24 * n + 48 * n * M + 16 * n * (M - 1) + 4 * 8 * d1 * M
+
+
+def _is_cs(solver, params):
+    return solver == "ocas" and getattr(params, "multiclass", "ovr") == "cs"
 
 
 def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
     """The MemoryPlan of ``solver`` on n rows, d features and ``nnz``
-    nonzeros (``n_problems`` binary problems) within ``limit`` bytes (before
+    nonzeros (``n_problems`` binary problems; with ``--multiclass cs`` the
+    number of classes) within ``limit`` bytes (before
     the block layout is known; the shuffle buffer of pegasos, sgd and asset
     is sized by :func:`plan_shuffle`). Raises ParameterError when the limit
     cannot hold the solver's state and two minimal blocks."""
@@ -251,6 +269,8 @@ def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
         state += state_vectors(params.update) * 8 * d1
     elif solver == "dcd":
         state += 8 * d1 + 24 * n
+    elif _is_cs(solver, params):
+        state += _ocas_cs_state(n, d1, n_problems)
     elif solver in OCAS_LIKE:
         import numba
         nb = max(1, int(numba.config.NUMBA_NUM_THREADS))
@@ -260,7 +280,12 @@ def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
         kept, setup = state_bytes(n, d, nnz, params, n_problems)
         state = 8 * n + kept
     free = limit - state
-    minimum = state + 4 * MIN_BLOCK_BYTES + (_ocas_cut_bytes(2, d1) if solver in OCAS_LIKE else 0)
+    if _is_cs(solver, params):      # a cut: one class index per row
+        from ..solvers.ocas_cs import cut_dtype
+        cut_row = np.dtype(cut_dtype(n_problems)).itemsize * n
+    else:
+        cut_row = 8 * d1
+    minimum = state + 4 * MIN_BLOCK_BYTES + (_ocas_cut_bytes(2, cut_row) if solver in OCAS_LIKE else 0)
     if solver == "asset":
         # before the first epoch, setup + the two blocks (read for the
         # landmarks and the D_G sample) fit in what the state leaves
@@ -271,9 +296,20 @@ def plan_memory(solver, n, d, params, limit, nnz=0, n_problems=1):
     if solver in OCAS_LIKE:
         want = max(2, int(params.cut_buffer or 2000))
         cap = want
-        while cap > 2 and _ocas_cut_bytes(cap, d1) > free / 2:
-            cap = max(2, min(cap - 1, int(cap * (free / 2) / _ocas_cut_bytes(cap, d1))))
-        cut = _ocas_cut_bytes(cap, d1)
+        while cap > 2 and _ocas_cut_bytes(cap, cut_row) > free / 2:
+            cap = max(2, min(cap - 1, int(cap * (free / 2) / _ocas_cut_bytes(cap, cut_row))))
+        if _is_cs(solver, params):
+            # short rows (2 bytes per row): the Gram matrix, quadratic in cap,
+            # dominates, so the proportional guess above is far too low; take
+            # the largest cap that fits in half of what the state leaves
+            hi = want
+            while cap < hi:
+                mid = (cap + hi + 1) // 2
+                if _ocas_cut_bytes(mid, cut_row) <= free / 2:
+                    cap = mid
+                else:
+                    hi = mid - 1
+        cut = _ocas_cut_bytes(cap, cut_row)
         return MemoryPlan(limit, state + cut, int(max(MIN_BLOCK_BYTES, (free - cut) / 2.5)),
                           cut_buffer=cap)
     if solver == "dcd":
@@ -378,8 +414,9 @@ def check_streamable(params):
     """ParameterError unless ``params`` names a solver that can stream."""
     if params.task == "p":
         raise ParameterError("--task p (ranking) trains in memory only; it cannot be combined with --stream")
-    if params.multiclass == "cs":
-        raise ParameterError("--multiclass cs (Crammer-Singer) trains in memory only; drop --stream")
+    if params.multiclass == "cs" and params.solver != "ocas":
+        raise ParameterError(f"-s {params.solver} --multiclass cs (Crammer-Singer) trains in memory only; "
+                             "-s ocas --multiclass cs streams (or drop --stream)")
     if params.loss == "log" and params.solver not in ("ocas", "pegasos", "sgd"):
         raise ParameterError(f"-s {params.solver} --loss log (logistic regression) trains in memory; "
                              "with --stream, -s ocas, -s pegasos or -s sgd --loss log trains it")
@@ -428,7 +465,7 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
         raise ParameterError(f"--memory-limit must be > 0 (got {memory_limit_mb})")
     limit = int(mb * MIB)
     say = say or (lambda s: None)
-    solver = get_solver(params.solver)
+    solver = get_solver(params.solver, multiclass=params.multiclass)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
     from ..io.reader import display_name
     name = display_name(train_file)
@@ -453,12 +490,14 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
             check_class_weights(params, order)
             problems = _Problems(data.labels, order, params)
         d = data.n_features
-        plan = plan_memory(params.solver, n, d, params, limit, data.nnz, len(problems))
+        cs = _is_cs(params.solver, params)
+        plan = plan_memory(params.solver, n, d, params, limit, data.nnz, len(order) if cs else len(problems))
         source = data.source(plan.block_bytes, chunk_rows)
         if params.solver in SHUFFLED:
             plan_shuffle(plan, source, params, shuffle_buffer, d)
         if params.solver in OCAS_LIKE and plan.cut_buffer < (params.cut_buffer or 2000):
-            say(f"--memory-limit leaves room for {plan.cut_buffer} cuts of {d + 1} weights "
+            what = f"{n} class indices" if cs else f"{d + 1} weights"
+            say(f"--memory-limit leaves room for {plan.cut_buffer} cuts of {what} "
                 f"(--cut-buffer {params.cut_buffer})")
             params = dataclasses.replace(params, cut_buffer=plan.cut_buffer)
         if log is not None:
@@ -467,6 +506,9 @@ def train_streamed(train_file, params, memory_limit_mb=None, shuffle_buffer=None
         if params.solver == "asset":
             from ..solvers import stream_asset
             model = stream_asset.train_model(source, order, problems, d, params, plan, progress, log)
+        elif cs:
+            from ..solvers import stream_ocas_cs
+            model = stream_ocas_cs.train_model(source, data.labels, order, d, params, progress, log)
         else:
             model = _train_linear(_StreamSolver(params.solver, plan, source.longest), source, order,
                                   problems, d, params, progress, log)

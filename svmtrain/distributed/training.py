@@ -5,7 +5,8 @@ their sizes and labels, orders the labels as LIBLINEAR does (first
 appearance over the partitions in order, +1 before -1), and trains one
 binary problem per weight column (classification) or one problem on the
 targets (regression) with the distributed OCAS (and BMRM, its cp method),
-Pegasos or SGD (``SUPPORT``). The model
+Pegasos or SGD (``SUPPORT``), or one Crammer-Singer problem over all classes
+(``-s ocas --multiclass cs``, :mod:`svmtrain.distributed.ocas_cs`). The model
 (file, header, predictions) is the one a local run writes.
 """
 import time
@@ -17,7 +18,7 @@ from ..params import check_params
 from ..solvers.base import split_progress, with_defaults
 from ..training import check_class_weights, finish_model, label_order, linear_model, problem_costs
 from ..tasks import CLASSIFICATION, NAMES, REGRESSION
-from . import bmrm, ocas, ocas_scores, pegasos, sgd
+from . import bmrm, ocas, ocas_cs, ocas_scores, pegasos, sgd
 from .engine import Session
 
 _REGRESSION_LOSSES = ("epsilon-insensitive", "squared-epsilon-insensitive")
@@ -42,8 +43,10 @@ def check_supported(params):
     if params.kernel_type not in (None, 0):
         raise ParameterError("--engine dask trains linear models only (no -t with -s pegasos)")
     if params.multiclass != "ovr":
-        raise ParameterError("--engine dask trains one-vs-rest only: --multiclass cs (Crammer-Singer) trains "
-                             "in memory (drop --engine dask)")
+        if params.solver != "ocas":
+            raise ParameterError(f"--engine dask trains --multiclass cs (Crammer-Singer) with -s ocas, not "
+                                 f"-s {params.solver}")
+        return ocas_cs
     module = SUPPORT[params.solver].get(params.task, {}).get(params.loss)
     if module is None:
         what = NAMES.get(params.task, params.task) + ("" if params.task != CLASSIFICATION else
@@ -87,14 +90,17 @@ def train(specs, params, client, progress=None, log=None, notify=None, cache=Fal
         params = with_defaults(params, getattr(module, "DEFAULTS", {}))
         order, problems = dask_problems(meta, params)
         start = time.perf_counter()
-        results = []
-        for j, (label, cost) in enumerate(problems):
-            if log is not None and len(problems) > 1:
-                log(f"class {label:g} vs rest")
-            kw = {"driver_threads": driver_threads} if module in _DRIVER_THREADS else {}
-            results.append(module.fit(session, (j, label, cost), n, d, params,
-                                      progress=split_progress(progress, j, len(problems)), log=log, **kw))
-        model = linear_model(order, results, d, params)
+        if module is ocas_cs:
+            model = ocas_cs.train_model(session, order, n, d, params, progress, log, driver_threads)
+        else:
+            results = []
+            for j, (label, cost) in enumerate(problems):
+                if log is not None and len(problems) > 1:
+                    log(f"class {label:g} vs rest")
+                kw = {"driver_threads": driver_threads} if module in _DRIVER_THREADS else {}
+                results.append(module.fit(session, (j, label, cost), n, d, params,
+                                          progress=split_progress(progress, j, len(problems)), log=log, **kw))
+            model = linear_model(order, results, d, params)
         model = finish_model(model, params, n, start)
         return model, n, session.traffic
     finally:

@@ -18,7 +18,11 @@ W_c = X~' G_c with G_c = sum_j alpha_j G_j, so |W|^2-type products are sums
 over the rows of G times the scores (``directions``), and the scores of
 such a point, X~ X~' G, come from one pass over the columns of X
 (``products``) without forming its (d+1) x M weights; only the final
-model's are formed (``weights``).
+model's are formed (``weights``). Over row blocks (``--stream``, Dask
+partitions) the same scores take two passes over the rows: W' += (X~_blk'
+G_blk)' block by block (``scatter_rows``), then S_blk = X~_blk W
+(``row_scores``); with the blocks in order these are the numbers of
+``products`` and ``weights`` with nb = 1 (the same sums in the same order).
 
 Parallel kernels split rows (or, for the scatter, features) into ``nb``
 blocks and sum partial results in block order, as ``_ocas_kernels``'s; each
@@ -113,6 +117,62 @@ def weights_kernel(colptr, rows, values, B, G, W, nb):
 
 
 weights = by_blocks(weights_kernel, 6)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def scatter_rows_kernel(indptr, indices, values, B, G, Wt, nb):
+    """Wt += (X~' G)' over the rows of one CSR block (``indptr``, ``indices``,
+    ``values``; G its rows' coefficients, n_blk x M): Wt is class-major
+    (M, d+1), the constant feature B's weight in the last column. Threads
+    split the classes (no shared writes, no buffer) and add each row's
+    terms in row order, so the numbers do not depend on nb: over the blocks
+    in order (Wt zero first) they are ``weights``' with nb = 1, and the
+    sums ``products`` forms."""
+    n = indptr.shape[0] - 1
+    M = G.shape[1]
+    d = Wt.shape[1] - 1
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, M)
+        if lo == hi:
+            continue
+        for i in range(n):
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                v = values[p]
+                for m in range(lo, hi):
+                    Wt[m, j] += v * G[i, m]
+            if B != 0.0:
+                for m in range(lo, hi):
+                    Wt[m, d] += B * G[i, m]
+
+
+scatter_rows = by_blocks(scatter_rows_kernel, 6)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def row_scores_kernel(indptr, indices, values, B, Wt, S, nb):
+    """S[i, m] = x~_i . w_m for the rows of one CSR block (Wt class-major
+    (M, d+1) as ``scatter_rows`` forms it), in parallel over row ranges;
+    each row's sum in its stored order, the constant feature last (as
+    ``products``: the same numbers when the rows' indices are sorted)."""
+    n = indptr.shape[0] - 1
+    M = Wt.shape[0]
+    d = Wt.shape[1] - 1
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        for i in range(lo, hi):
+            p0 = indptr[i]
+            p1 = indptr[i + 1]
+            for m in range(M):
+                acc = 0.0
+                for p in range(p0, p1):
+                    acc += values[p] * Wt[m, indices[p]]
+                if B != 0.0:
+                    acc += B * Wt[m, d]
+                S[i, m] = acc
+
+
+row_scores = by_blocks(row_scores_kernel, 6)
 
 
 @njit(cache=True, nogil=True)
