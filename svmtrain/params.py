@@ -72,7 +72,9 @@ class TrainParams:
         "Multiply C of class LABEL by WEIGHT (dcd, ocas, asset, pegasos in memory; LIBLINEAR's -wi). "
         "Repeatable."))
     max_iter: int = option(None, "--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000; cvm: core-set size, 20000).")
-    threads: int = option(None, "--threads", type=int, help="Threads for parallel passes (ocas; default all cores).")
+    threads: int = option(None, "--threads", type=int, help=(
+        "Threads for parallel passes (ocas, sbp), and one-vs-rest classes trained at once (dcd, ocas, bmrm, "
+        "pegasos, sgd); default all cores."))
     max_time: float = option(None, "--max-time", type=float, help="Time limit in seconds (ocas).")
     cut_buffer: int = option(2000, "--cut-buffer", type=int, help="Cutting planes kept (ocas).")
     ocas_method: str = option("ocas", "--ocas-method", choices=("ocas", "cp"),
@@ -90,6 +92,11 @@ class TrainParams:
     cache_mb: float = option(200.0, "-m", type=float, help="Kernel row cache in MB (sbp, smo; norma: its dense copy of the kept rows).")
     shrinking: int = option(1, "--shrinking", int_range=(0, 1), help=(
         "smo: LIBSVM's shrinking heuristic, 1 on, 0 off (the same solution; LIBSVM's -h 0|1 sets it)."))
+    working_set: int = option(None, "--working-set", type=int, metavar="Q", help=(
+        "smo: variables per working set: 2 LIBSVM's pair steps (LIBSVM's steps exactly); Q >= 8 "
+        "the batched decomposition of ThunderSVM/oneDAL (Q variables per round, an inner SMO on them, "
+        "one gradient pass; at most the rows the -m cache holds; the same solution within -e). Default: 2 below "
+        "5000 variables, else 1536."))
     nu: float = option(None, "--nu", type=float, help=(
         "One-class SVM (--task o): the nu of LIBSVM/LIBLINEAR's -n, an upper bound "
         "on the fraction of training rows outside and a lower one on the support vectors (default 0.5). "
@@ -114,7 +121,8 @@ class TrainParams:
                                    help="ASSET*: step 1/(lambda j), no bias, no averaging (asset).")
     multiclass: str = option("ovr", "--multiclass", choices=("ovr", "cs"), help=(
         "More than two classes: ovr one-vs-rest (LIBLINEAR's -s 1/2/3), or cs one Crammer-Singer problem "
-        "over all classes (-s dcd: LIBLINEAR's -s 4; -s ocas: msvmocas's problem), in memory."))
+        "over all classes (-s dcd: LIBLINEAR's -s 4, in memory; -s ocas: msvmocas's problem, also with --stream "
+        "and --engine dask)."))
     rank_c: str = option(None, "--rank-c", choices=("svm_rank", "svmlight"), help=(
         "Ranking: -c is svm_rank's C (pair cost C/number of queries; the default) or "
         "SVMlight's -z p C (pair cost C)."))
@@ -223,7 +231,7 @@ def _check_task(p):
 
 
 def _check_multiclass(p):
-    """--multiclass cs: Crammer-Singer classification with the hinge, by the solvers that have it, in memory."""
+    """--multiclass cs: Crammer-Singer classification with the hinge, by the solvers that have it."""
     from .solvers import MULTICLASS_CS
     if p.multiclass not in ("ovr", "cs"):
         raise ParameterError(f"--multiclass must be ovr or cs (got {p.multiclass})")
@@ -268,7 +276,8 @@ def _check_kernel_options(p):
 
 
 # options that only one solver reads: (field, flag, the solvers that read it)
-SOLVER_OPTIONS = (("update", "--update", ("sgd",)), ("l1", "--l1", ("sgd",)), ("budget", "--budget", ("norma",)))
+SOLVER_OPTIONS = (("update", "--update", ("sgd",)), ("l1", "--l1", ("sgd",)), ("budget", "--budget", ("norma",)),
+                  ("working_set", "--working-set", ("smo",)))
 
 
 def _check_survey_options(p):
@@ -279,6 +288,11 @@ def _check_survey_options(p):
             raise ParameterError(f"{flag} applies to -s {' / -s '.join(solvers)}, not -s {p.solver}")
     if p.l1 and p.update != "fobos":
         raise ParameterError("--l1 is the L1 term of forward-backward splitting: give it with --update fobos")
+
+
+def _check_working_set(p):
+    if p.working_set is not None and p.working_set < 2:
+        raise ParameterError(f"--working-set must be 2 (pair steps) or more (got {p.working_set})")
 
 
 CONSTRAINTS = [
@@ -313,6 +327,7 @@ CONSTRAINTS = [
     _check_choice("update", "--update", (None, "bottou", "sgdqn", "fobos")),
     _nonnegative("l1", "--l1"),
     _positive("budget", "--budget"),
+    _check_working_set,
     _check_survey_options,
 ]
 

@@ -216,6 +216,8 @@ def _sbp(tmp):
     _train_and_score(_chunk(n_classes=3), tmp, solver="smo", kernel_type=0)
     _train_and_score(_chunk(), tmp, solver="smo", task="r")
     _train_and_score(_chunk(), tmp, solver="smo", task="o", nu=0.3)
+    for kw in ({}, {"task": "r"}, {"task": "o", "nu": 0.3}):     # smo's batched working sets (--working-set)
+        _train_and_score(_chunk(), tmp, solver="smo", working_set=16, **kw)
 
 
 def _kernel_pegasos(tmp):
@@ -283,7 +285,8 @@ def _stream(tmp):
     for kw in ({"solver": "dcd"}, {"solver": "pegasos", "epochs": 2}, {"solver": "ocas"},
                {"solver": "sgd", "epochs": 2}, {"solver": "bmrm"},
                {"solver": "asset", "dim": 8, "epochs": 2},
-               {"solver": "asset", "approx": "fourier", "dim": 8, "epochs": 2}):
+               {"solver": "asset", "approx": "fourier", "dim": 8, "epochs": 2},
+               {"solver": "ocas", "multiclass": "cs"}):          # Crammer-Singer over row blocks
         model = train_streamed(path, _params(**kw), memory_limit_mb=64, chunk_rows=16)
         _score(model, chunk, tmp)
 

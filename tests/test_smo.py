@@ -111,7 +111,7 @@ def test_step_loop_follows_the_numpy_twin(seed):
     K32 = rbf(A, A, gamma).astype(np.float32).astype(np.float64)
     alpha_t, G_t, steps_t = numpy_smo(K32, y, C, 1e-3)
     X = as_chunk(A, y)
-    params = TrainParams(solver="smo", gamma=gamma, eps=1e-3, shrinking=0)
+    params = TrainParams(solver="smo", gamma=gamma, eps=1e-3, shrinking=0, working_set=2)
     alpha, rho, res = smo.solve_binary(X, y, C, Kernel(RBF, gamma), params)
     assert res.converged and res.n_iter == steps_t
     np.testing.assert_allclose(alpha, alpha_t, rtol=1e-6, atol=1e-9)
@@ -131,7 +131,8 @@ def test_shrinking_reaches_the_same_optimum(seed):
     gamma = 0.5
     X = as_chunk(A, y)
     kernel = Kernel(RBF, gamma)
-    runs = {h: smo.solve_binary(X, y, C, kernel, TrainParams(solver="smo", gamma=gamma, eps=1e-3, shrinking=h))
+    runs = {h: smo.solve_binary(X, y, C, kernel, TrainParams(solver="smo", gamma=gamma, eps=1e-3, shrinking=h,
+                                                              working_set=2))
             for h in (0, 1)}
     K = rbf(A, A, gamma)
     for alpha, rho, res in runs.values():
