@@ -40,6 +40,8 @@ RUNS = [
     ["-s", "sgd"], ["-s", "sgd", "--update", "sgdqn", "-B", "1"], ["-s", "sgd", "--update", "fobos", "--l1", "0.001"],
     ["-s", "sgd", "--loss", "log", "-R"], ["-s", "sgd", "--task", "r"], ["-s", "sgd", "--stream"],
     ["-s", "bmrm"], ["-s", "bmrm", "--stream"], ["-s", "norma"], ["-s", "cvm"],
+    ["-s", "smo", "-t", "2"], ["-s", "smo", "-t", "2", "--working-set", "64"],
+    ["-s", "smo", "--task", "r", "--working-set", "64"], ["-s", "ocas", "--multiclass", "cs", "--stream"],
 ]
 
 RUN_AND_COUNT = r"""
