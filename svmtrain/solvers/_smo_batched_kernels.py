@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._numba_options import PRANGE, serial_twin
-from ._smo_kernels import _pair, _select_i, _select_j
+from ._smo_kernels import _select_i, _select_j, copy_variables, pair_on_block
 
 # variables per block of the gradient update (one thread task)
 GRAD_BLOCK = 2048
@@ -140,15 +140,10 @@ def inner_smo(y, C, alpha, G, QD, ws, Kws, eps, frac, max_steps, F, ident, dcoef
     ``F`` (float64[6, >= q]) and ``ident`` (arange(q)) are scratch.
     Returns (steps, the local violation at the start)."""
     q = ws.shape[0]
-    yc, Cc, ac, Gc, QDc, a0 = F[0], F[1], F[2], F[3], F[4], F[5]
+    yc, Cc, ac, Gc, QDc = copy_variables(y, C, alpha, G, QD, ws, q, F)
+    a0 = F[5]
     for b in range(q):
-        t = ws[b]
-        yc[b] = y[t]
-        Cc[b] = C[t]
-        ac[b] = alpha[t]
-        a0[b] = alpha[t]
-        Gc[b] = G[t]
-        QDc[b] = QD[t]
+        a0[b] = ac[b]
     steps = 0
     first = -np.inf
     local_eps = eps
@@ -164,17 +159,7 @@ def inner_smo(y, C, alpha, G, QD, ws, Kws, eps, frac, max_steps, F, ident, dcoef
             local_eps = max(eps, frac * gap)
         if qi < 0 or qj < 0 or gap < local_eps or steps >= max_steps:
             break
-        K_i = Kws[qi]
-        K_j = Kws[qj]
-        a_i, a_j = ac[qi], ac[qj]
-        n_i, n_j = _pair(yc[qi], yc[qj], Cc[qi], Cc[qj], a_i, a_j, Gc[qi], Gc[qj], QDc[qi], QDc[qj],
-                         yc[qi] * yc[qj] * K_i[qj])
-        ac[qi] = n_i
-        ac[qj] = n_j
-        d_i = (n_i - a_i) * yc[qi]
-        d_j = (n_j - a_j) * yc[qj]
-        for b in range(q):
-            Gc[b] += yc[b] * (K_i[b] * d_i + K_j[b] * d_j)
+        pair_on_block(yc, Cc, ac, Gc, QDc, Kws[qi], Kws[qj], qi, qj, q)
         steps += 1
     for b in range(q):
         alpha[ws[b]] = ac[b]

@@ -205,15 +205,9 @@ def _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps, max_steps, sta
     (COMPACT_OPTIMAL), or after max_steps (COMPACT_LIMIT); writes alpha and
     G back. Returns (steps taken, why)."""
     F, rowc, Mc, own, dense = work
-    yc, Cc, ac, Gc, QDc = F[0], F[1], F[2], F[3], F[4]
+    yc, Cc, ac, Gc, QDc = copy_variables(y, C, alpha, G, QD, act, m, F)
     for q in range(m):
-        t = act[q]
-        yc[q] = y[t]
-        Cc[q] = C[t]
-        ac[q] = alpha[t]
-        Gc[q] = G[t]
-        QDc[q] = QD[t]
-        rowc[q] = index[t]
+        rowc[q] = index[act[q]]
     ident = np.arange(m)        # the positions, for the selection kernels' index lists
     stats[EPOCH] += 1
     epoch = stats[EPOCH]
@@ -240,17 +234,8 @@ def _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps, max_steps, sta
             break
         sj = _compact_row(act[qj], si, epoch, m, index, rowc, Mc, own, dense, indptr, indices, values, sq,
                           code, gamma, degree, coef0, squarings, M, slot_of)
-        K_i = Mc[si]
-        K_j = Mc[sj]
-        a_i, a_j = ac[qi], ac[qj]
-        n_i, n_j = _pair(yc[qi], yc[qj], Cc[qi], Cc[qj], a_i, a_j, Gc[qi], Gc[qj], QDc[qi], QDc[qj],
-                         yc[qi] * yc[qj] * K_i[qj])
-        ac[qi] = n_i
-        ac[qj] = n_j
-        d_i = (n_i - a_i) * yc[qi]
-        d_j = (n_j - a_j) * yc[qj]
-        for q in range(m):
-            Gc[q] += yc[q] * (K_i[q] * d_i + K_j[q] * d_j)
+        a_i, a_j = pair_on_block(yc, Cc, ac, Gc, QDc, Mc[si], Mc[sj], qi, qj, m)
+        n_i, n_j = ac[qi], ac[qj]
         # G_bar (every variable) needs the full rows, rarely
         if (a_i >= Cc[qi]) != (n_i >= Cc[qi]):
             full = _row(rowc[qi], js, slots, indptr, indices, values, sq, code, gamma, degree, coef0,
@@ -320,6 +305,40 @@ def _pair(y_i, y_j, C_i, C_j, a_i, a_j, G_i, G_j, QD_i, QD_j, Q_ij):
                 n_i = 0.0
                 n_j = total
     return n_i, n_j
+
+
+@njit(cache=True, nogil=True, inline="always")
+def copy_variables(y, C, alpha, G, QD, members, m, F):
+    """Rows 0-4 of F (float64[>= 5, >= m]) get y, C, alpha, G and QD of the
+    variables members[:m], in that order (a block's contiguous copies);
+    returns those five rows."""
+    for q in range(m):
+        t = members[q]
+        F[0, q] = y[t]
+        F[1, q] = C[t]
+        F[2, q] = alpha[t]
+        F[3, q] = G[t]
+        F[4, q] = QD[t]
+    return F[0], F[1], F[2], F[3], F[4]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pair_on_block(yc, Cc, ac, Gc, QDc, K_i, K_j, qi, qj, m):
+    """One LIBSVM step on the pair (qi, qj) of a block of m contiguous
+    variables (signs yc, bounds Cc, alphas ac, gradients Gc, diagonal QDc;
+    K_i, K_j the kernel rows of qi and qj over the block): the two alphas
+    solved and clipped by ``_pair``, every gradient of the block updated.
+    Returns the two alphas before the step."""
+    a_i, a_j = ac[qi], ac[qj]
+    n_i, n_j = _pair(yc[qi], yc[qj], Cc[qi], Cc[qj], a_i, a_j, Gc[qi], Gc[qj], QDc[qi], QDc[qj],
+                     yc[qi] * yc[qj] * K_i[qj])
+    ac[qi] = n_i
+    ac[qj] = n_j
+    d_i = (n_i - a_i) * yc[qi]
+    d_j = (n_j - a_j) * yc[qj]
+    for q in range(m):
+        Gc[q] += yc[q] * (K_i[q] * d_i + K_j[q] * d_j)
+    return a_i, a_j
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -85,6 +85,28 @@ def diagonal(kernel, sq):
     return sq.copy()
 
 
+def dual_arrays(X, y, C, p, kernel, params, alpha, index, n_features, max_batch):
+    """(y, C, p, index, alpha, cache, QD, G) of a dual over the rows of X:
+    the first five as contiguous float64 / int64 arrays (``index`` default
+    0..n-1, ``alpha`` default 0, a copy), a KernelCache of ``params.cache_mb``
+    fetching up to ``max_batch`` rows at once, the diagonal QD of each
+    variable, and G = p (the gradient at alpha = 0; ``initial_gradient``
+    completes it for another alpha)."""
+    y = np.ascontiguousarray(y, np.float64)
+    C = np.ascontiguousarray(C, np.float64)
+    p = np.ascontiguousarray(p, np.float64)
+    n = y.shape[0]
+    index = np.arange(n, dtype=np.int64) if index is None else np.ascontiguousarray(index, np.int64)
+    alpha = np.zeros(n) if alpha is None else np.array(alpha, np.float64)
+    cache = KernelCache(X, kernel, params.cache_mb, max_batch=max_batch, n_features=n_features)
+    return y, C, p, index, alpha, cache, diagonal(kernel, cache.sq)[index], p.copy()
+
+
+def step_cap(params, n):
+    """The step limit of a run over n variables: --max-iter, else LIBSVM's max(10^7, 100 n)."""
+    return int(params.max_iter) if params.max_iter else max(10_000_000, 100 * n)
+
+
 def solve(X, y, C, p, kernel, params, alpha=None, index=None, progress=None, n_features=None):
     """LIBSVM's Solver on the dual over variables t (module doc of
     ``_smo_kernels``): signs ``y``, bounds ``C``, linear term ``p``, the
@@ -104,22 +126,15 @@ def solve(X, y, C, p, kernel, params, alpha=None, index=None, progress=None, n_f
         if out is not None:
             return out
     t0 = time.perf_counter()
-    y = np.ascontiguousarray(y, np.float64)
-    C = np.ascontiguousarray(C, np.float64)
-    p = np.ascontiguousarray(p, np.float64)
+    y, C, p, index, alpha, cache, QD, G = dual_arrays(X, y, C, p, kernel, params, alpha, index, n_features, 2)
     n = y.shape[0]
-    index = np.arange(n, dtype=np.int64) if index is None else np.ascontiguousarray(index, np.int64)
-    alpha = np.zeros(n) if alpha is None else np.array(alpha, np.float64)
-    cache = KernelCache(X, kernel, params.cache_mb, max_batch=2, n_features=n_features)
-    QD = diagonal(kernel, cache.sq)[index]
-    G = p.copy()
     G_bar = np.zeros(n)
     active = np.arange(n, dtype=np.int64)
     stats = np.zeros(K.N_STATS, np.int64)
     stats[K.ACTIVE] = n
     stats[K.COUNTER] = min(n, 1000)
     eps = float(params.eps)
-    max_iter = int(params.max_iter) if params.max_iter else max(10_000_000, 100 * n)
+    max_iter = step_cap(params, n)
     parallel = X.nnz >= opts.PARALLEL_MIN_NNZ
     step = K.run if parallel else K.run_serial
     args = cache.args()

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from .. import _numba_options as opts
-from ..kernels.cache import KernelCache, fetch, fetch_serial
+from ..kernels.cache import fetch, fetch_serial
 from . import _smo_batched_kernels as KB
 from . import _smo_kernels as K
 from .base import FitResult
@@ -55,22 +55,15 @@ def solve(X, y, C, p, kernel, params, q, alpha=None, index=None, progress=None, 
     the cache cannot hold a working set of MIN_Q rows (the caller then
     takes the pair steps)."""
     t0 = time.perf_counter()
-    from .smo import diagonal
-    y = np.ascontiguousarray(y, np.float64)
-    C = np.ascontiguousarray(C, np.float64)
-    p = np.ascontiguousarray(p, np.float64)
-    n = y.shape[0]
-    index = np.arange(n, dtype=np.int64) if index is None else np.ascontiguousarray(index, np.int64)
+    from .smo import dual_arrays, step_cap
+    n = len(y)
     d = max(X.n_features if n_features is None else int(n_features), 1)
     q, batch = plan(n, X.n_rows, d, q, params.cache_mb)
     if q == 0:
         return None
-    alpha = np.zeros(n) if alpha is None else np.array(alpha, np.float64)
-    cache = KernelCache(X, kernel, params.cache_mb, max_batch=batch, n_features=n_features)
-    QD = diagonal(kernel, cache.sq)[index]
-    G = p.copy()
+    y, C, p, index, alpha, cache, QD, G = dual_arrays(X, y, C, p, kernel, params, alpha, index, n_features, batch)
     eps = float(params.eps)
-    max_iter = int(params.max_iter) if params.max_iter else max(10_000_000, 100 * n)
+    max_iter = step_cap(params, n)
     parallel = X.nnz >= opts.PARALLEL_MIN_NNZ
     get_rows = fetch if parallel else fetch_serial
     gather = KB.gather_block if parallel else KB.gather_block_serial
