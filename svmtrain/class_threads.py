@@ -16,7 +16,6 @@ not from a shared stream), and they come back in class order.
 """
 import dataclasses
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 from . import _numba_options as _opts
 
@@ -62,6 +61,7 @@ def fit_classes(solver, data, order, problems, d, params, progress=None, log=Non
     ``threads`` 1 and serial kernels; the FitResults in problem order. Each
     line a fit logs starts with its class. An exception in any class is
     raised here (after the running classes end)."""
+    from concurrent.futures import ThreadPoolExecutor     # here: binary runs do not pay its import
     one = dataclasses.replace(params, threads=1)
     reports = shared_progress(progress, len(problems))
 
