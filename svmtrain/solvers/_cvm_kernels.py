@@ -199,6 +199,20 @@ def smo(Kt, eta, alpha, G, n, tol, max_steps):
     return steps
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _farthest(rows, m, u, y, eta, rho, best, bestd):
+    """(row, d2) of the row of rows[:m] farthest from the centre, d2 = eta +
+    rho - 2 y u[b] (u[b] the centre's score of rows[b]), if beyond
+    ``bestd``; else (best, bestd) unchanged."""
+    for b in range(m):
+        r = rows[b]
+        d2 = eta + rho - 2.0 * y[r] * u[b]
+        if d2 > bestd:
+            bestd = d2
+            best = r
+    return best, bestd
+
+
 @njit(cache=True, nogil=True)
 def centre_norm(alpha, G, n):
     """rho = alpha' G = |c|^2 over the first n core points."""
@@ -267,13 +281,7 @@ def farthest(uniforms_t, y, eta, rho, thresh, sv_rows, sv_w, n_sv, out_list, n_o
         scores_many(indptr, indices, values, sq, out_list, n_out, sv_rows, sv_w, n_sv,
                     code, gamma, degree, coef0, squarings, D.shape[0], u)
         istate[I_KEVALS] += n_out * n_sv
-        for b in range(n_out):
-            r = out_list[b]
-            d2 = eta + rho - 2.0 * y[r] * u[b]
-            if d2 > bestd:
-                bestd = d2
-                best = r
-        return best
+        return _farthest(out_list, n_out, u, y, eta, rho, best, bestd)[0]
     for rnd in range(rounds):
         for b in range(S):
             q = int(uniforms_t[rnd, b] * n_out)
@@ -281,12 +289,7 @@ def farthest(uniforms_t, y, eta, rho, thresh, sv_rows, sv_w, n_sv, out_list, n_o
         scores_few(indptr, indices, values, sq, cand, S, sv_rows, sv_w, n_sv,
                    code, gamma, degree, coef0, squarings, D, u)
         istate[I_KEVALS] += S * n_sv
-        for b in range(S):
-            r = cand[b]
-            d2 = eta + rho - 2.0 * y[r] * u[b]
-            if d2 > bestd:
-                bestd = d2
-                best = r
+        best, bestd = _farthest(cand, S, u, y, eta, rho, best, bestd)
         if best >= 0:
             break
     return best
