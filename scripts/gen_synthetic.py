@@ -26,7 +26,15 @@ score's 50 %, 80 % and 95 % quantiles (of each block of rows), so 0 is the
 most frequent grade and 3 the rarest. ``svm-train -s ocas --task p`` trains
 on it.
 
-The same (rows, features, nnz_per_row, seed, noise, task, queries, classes) always give the same
+Dense mode (``--dense``, for the kernel solvers' benchmarks): every row
+stores every feature (``--nnz-per-row`` and ``--skew`` are then unused), the
+hidden ``w`` is standard normal on all features and a label is the sign of
+``w . (x - 0.5)`` (``x`` uniform in (0, 1)^features, so both classes are
+equally frequent), then ``--noise`` of them flipped. (Without ``--dense``
+a file of 20 features has its hidden model on one feature, whose values
+are all positive: its labels are one class but for the flipped ones.)
+
+The same (rows, features, nnz_per_row, seed, noise, task, queries, classes, dense) always give the same
 bytes. The text is assembled with vectorised NumPy, block by block (no Python
 loop per row), and written to ``PATH.tmp`` first, then renamed, so a file
 that exists is complete.
@@ -84,28 +92,34 @@ def _fixed6(y, width):
     return out
 
 
-def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c", qid=None, nq=0):
+def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c", qid=None, nq=0, dense=False):
     """The bytes (uint8 array) of one block of ``rows`` rows; with ``qid``
     (int64[rows], 1-based) ranking rows 'REL qid:K ...' (``nq`` digits of K);
     with a 2-D ``w`` (features x K) class labels 1..K (the best-scoring class,
-    a fraction ``noise`` of them replaced by a random class)."""
-    k = np.maximum(rng.poisson(nnz_per_row, size=rows), 1)
-    row_of = np.repeat(np.arange(rows, dtype=np.int64), k)
-    # index = floor(features * u**skew): skew 1 is uniform, larger values make
-    # low indices frequent (as in text data), which keeps the hidden model
-    # learnable from far fewer rows than features.
-    u = rng.random(row_of.shape[0])
-    idx = np.minimum((features * u ** skew).astype(np.int64), features - 1)
-    key = row_of * features + idx
-    key.sort()
-    keep = np.ones(key.shape[0], bool)
-    keep[1:] = key[1:] != key[:-1]
-    key = key[keep]
-    row_of = key // features
-    idx = key - row_of * features            # 0-based, sorted and unique per row
+    a fraction ``noise`` of them replaced by a random class); ``dense``: every
+    feature of every row, the margin ``w . (x - 0.5)``."""
+    if dense:
+        row_of = np.repeat(np.arange(rows, dtype=np.int64), features)
+        idx = np.tile(np.arange(features, dtype=np.int64), rows)
+    else:
+        k = np.maximum(rng.poisson(nnz_per_row, size=rows), 1)
+        row_of = np.repeat(np.arange(rows, dtype=np.int64), k)
+        # index = floor(features * u**skew): skew 1 is uniform, larger values make
+        # low indices frequent (as in text data), which keeps the hidden model
+        # learnable from far fewer rows than features.
+        u = rng.random(row_of.shape[0])
+        idx = np.minimum((features * u ** skew).astype(np.int64), features - 1)
+        key = row_of * features + idx
+        key.sort()
+        keep = np.ones(key.shape[0], bool)
+        keep[1:] = key[1:] != key[:-1]
+        key = key[keep]
+        row_of = key // features
+        idx = key - row_of * features            # 0-based, sorted and unique per row
     nnz = idx.shape[0]
     counts = np.bincount(row_of, minlength=rows)
     val = rng.integers(1, 1_000_000, size=nnz)  # value = val / 1e6, six decimals
+    centre = 0.5 if dense else 0.0
 
     if w.ndim == 2:
         scores = np.column_stack([np.bincount(row_of, weights=(val * 1e-6) * w[idx, c], minlength=rows)
@@ -115,7 +129,7 @@ def _block_text(rng, w, rows, features, nnz_per_row, noise, skew, task="c", qid=
         label[flip] = rng.integers(1, w.shape[1] + 1, size=int(flip.sum()))
         margin = None
     else:
-        margin = np.bincount(row_of, weights=(val * 1e-6) * w[idx], minlength=rows)  # w . x
+        margin = np.bincount(row_of, weights=(val * 1e-6 - centre) * w[idx], minlength=rows)  # w . (x - centre)
     if margin is None:
         pass
     elif qid is not None:
@@ -187,7 +201,8 @@ def query_ids(rows, queries, seed):
 
 
 def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
-             noise=None, compress=None, verbose=False, skew=2.0, first_block=0, task="c", queries=None, classes=None):
+             noise=None, compress=None, verbose=False, skew=2.0, first_block=0, task="c", queries=None, classes=None,
+             dense=False):
     """Write the synthetic file to ``path``; return its size in bytes.
 
     ``queries``: ranking rows (see the module doc) in that many queries.
@@ -200,6 +215,8 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
     targets (``noise``: the noise's standard deviation, default 0.1).
     ``classes`` K > 2: labels 1..K from K hidden weight vectors (the best
     scoring class; ``noise`` the fraction replaced by a random class).
+    ``dense``: every row stores every feature, the hidden model is on all of
+    them and the labels are the signs of ``w . (x - 0.5)`` (see the module doc).
     """
     path = os.fspath(path)
     if noise is None:
@@ -207,7 +224,7 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
     root = np.random.default_rng(np.random.SeedSequence([seed, 0]))
     # hidden model: standard normal weights on the 1% most frequent features
     # (the lowest indices), zero on the others
-    frequent = np.arange(features) < max(1, features // 100)
+    frequent = np.arange(features) < (features if dense else max(1, features // 100))
     if classes:
         w = root.standard_normal((features, int(classes))) * frequent[:, None]
     else:
@@ -224,7 +241,7 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
             n = min(BLOCK_ROWS, rows - done)
             rng = np.random.default_rng(np.random.SeedSequence([seed, 1, first_block + b]))
             q = None if qids is None else qids[done:done + n]
-            text = _block_text(rng, w, n, features, nnz_per_row, noise, skew, task, q, nq)
+            text = _block_text(rng, w, n, features, nnz_per_row, noise, skew, task, q, nq, dense)
             f.write(memoryview(text))
             done += n
             b += 1
@@ -259,6 +276,8 @@ def main(argv=None):
     ap.add_argument("--classes", type=int, default=None,
                     help="K > 2: multi-class labels 1..K (the best of K hidden models; --noise: the fraction "
                     "given a random class)")
+    ap.add_argument("--dense", action="store_true",
+                    help="every feature in every row, labels the signs of w . (x - 0.5) (balanced classes)")
     ap.add_argument("--output", "-o", required=True)
     a = ap.parse_args(argv)
     if a.features < 1 or a.features > 2**31 - 1:
@@ -267,10 +286,12 @@ def main(argv=None):
         ap.error("--queries writes ranking rows (relevance labels): leave out --task r")
     if a.classes is not None and (a.classes < 3 or a.task != "c" or a.queries is not None):
         ap.error("--classes K needs K >= 3, classification and no --queries")
+    if a.dense and (a.task != "c" or a.queries is not None or a.classes is not None):
+        ap.error("--dense writes two-class rows: leave out --task r, --queries and --classes")
     t0 = time.perf_counter()
     size = generate(a.output, a.rows, a.features, a.nnz_per_row, a.seed, a.noise,
                     a.compress, verbose=True, skew=a.skew, first_block=a.first_block, task=a.task,
-                    queries=a.queries, classes=a.classes)
+                    queries=a.queries, classes=a.classes, dense=a.dense)
     print(f"wrote {a.output}: {size / 1e6:.1f} MB in {time.perf_counter() - t0:.1f} s")
 
 

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from .class_threads import class_workers, fit_classes
-from .data._dataset_kernels import first_above
+from .data._dataset_kernels import first_too_large
 from .data.dataset import Chunk, take_rows
 from .errors import InputFormatError, ParameterError, SvmtrainError
 from .model import LinearModel
@@ -179,7 +179,7 @@ def check_queries(data, source):
 def check_magnitudes(data, source, row_base=0):
     """Reject data whose squared row norms overflow: no solver can train on it.
     ``row_base``: rows of the training set before ``data`` (for the message)."""
-    p = first_above(data.values, 1e150)
+    p = first_too_large(data.values)
     if p >= 0:
         row = int(np.searchsorted(data.indptr, p, side="right")) - 1
         raise magnitude_error(source, row_base + row, data.values[p])

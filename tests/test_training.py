@@ -83,9 +83,13 @@ def test_take_rows_matches_dense_indexing():
 
 
 def test_first_above_matches_numpy():
-    from svmtrain.data._dataset_kernels import first_above
+    from svmtrain.data._dataset_kernels import first_above, first_too_large
     rng = np.random.default_rng(0)
     for _ in range(20):
         v = rng.normal(size=50) * 10.0 ** rng.integers(0, 3, size=50)
         hits = np.flatnonzero(np.abs(v) > 50)
         assert first_above(v, 50.0) == (hits[0] if len(hits) else -1)
+        assert first_too_large(v, 50.0) == (hits[0] if len(hits) else -1)
+    assert first_too_large(np.zeros(0)) == -1
+    assert first_too_large(np.array([1.0, -2e150, 3e150])) == 1
+    assert first_too_large(np.array([1.0, np.nan, 1e150])) == -1

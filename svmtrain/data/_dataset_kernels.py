@@ -21,3 +21,15 @@ def first_above(values, limit):
         if abs(values[p]) > limit:
             return p
     return -1
+
+
+MAX_MAGNITUDE = 1e150   # a larger feature value overflows squared norms: no solver trains on it
+
+
+def first_too_large(values, limit=MAX_MAGNITUDE):
+    """Index of the first |values[p]| > limit, or -1: :func:`first_above`,
+    run only when NumPy's max and min (two passes, no temporaries) show
+    that there is one, so that ordinary data compile no kernel for it."""
+    if not (values.size and (values.max() > limit or values.min() < -limit)):
+        return -1
+    return first_above(values, limit)

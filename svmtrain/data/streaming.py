@@ -168,8 +168,8 @@ def prepare(train_file, memory_limit, cache_path=None, chunk_rows=None, threads=
             if c.nnz:
                 d = max(d, int(c.indices[:c.nnz].max()) + 1)
                 if big < 0:
-                    from ._dataset_kernels import first_above
-                    p = first_above(c.values[:c.nnz], 1e150)
+                    from ._dataset_kernels import first_too_large
+                    p = first_too_large(c.values[:c.nnz])
                     if p >= 0:
                         big = spool.nnz + p
             spool.append(c)

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..data._dataset_kernels import first_above
+from ..data._dataset_kernels import first_too_large
 from ..data.dataset import Chunk
 from .cache import ARRAYS, BLOCK, CacheInvalid, _gaps, read_layout
 
@@ -256,7 +256,7 @@ def open_cache_streamed(cache_path, identity=None):
                         raise CacheInvalid("damaged", "negative feature index")
                     n_features = max(n_features, int(a.max()) + 1)
                 elif name == "values" and big_value < 0:
-                    p = first_above(np.ascontiguousarray(a, np.float64), 1e150)
+                    p = first_too_large(np.ascontiguousarray(a, np.float64))
                     if p >= 0:
                         big_value = s // item + p
         if last_ip != lay.nnz:

@@ -132,8 +132,8 @@ def rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef
                     for i in range(h):
                         tmp[i] = tmp[i] * tmp[i]
             else:
-                for i in range(h):
-                    tmp[i] = _kval(dots[i, b], sq[lo + i], sqb, code, gamma, degree, coef0, 0)
+                for i in range(h):      # (code is not RBF here: _kval would call just this)
+                    tmp[i] = kernel_from_dot(dots[i, b], sq[lo + i], sqb, code, gamma, degree, coef0)
             row = slots[b]
             for i in range(h):
                 M[row, lo + i] = tmp[i]
@@ -190,7 +190,7 @@ def fetch(js, indptr, indices, values, sq, code, gamma, degree, coef0, squarings
         sq_b = np.empty(n_miss)
         for q in range(n_miss):
             sq_b[q] = sq[miss_rows[q]]
-        densify_rows(indptr, indices, values, miss_rows[:n_miss], D.shape[0], D[:, :n_miss])
+        densify_rows(indptr, indices, values, miss_rows, n_miss, D.shape[0], D)
         rows_into(indptr, indices, values, sq, D, sq_b, n_miss, code, gamma, degree, coef0, squarings,
                   M, miss_slots[:n_miss])
     return n_miss

@@ -75,10 +75,14 @@ def kernel_from_dot(dot, sq_u, sq_v, code, gamma, degree, coef0):
 
 
 @njit(cache=True, nogil=True)
-def densify_rows(indptr, indices, values, rows, n_features, dense):
-    """dense[j, c] = value of feature j in row rows[c] (features >= n_features dropped)."""
-    dense[:] = 0.0
-    for c in range(rows.shape[0]):
+def densify_rows(indptr, indices, values, rows, m, n_features, dense):
+    """dense[j, c] = value of feature j in row rows[c] for c < m (features >= n_features
+    dropped); the columns from m on are left as they are. (Callers pass whole C arrays
+    and a count, so that one compiled specialisation serves them all.)"""
+    for j in range(dense.shape[0]):
+        for c in range(m):
+            dense[j, c] = 0.0
+    for c in range(m):
         i = rows[c]
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
@@ -141,7 +145,7 @@ def kernel_matrix(kernel, X, X_sq, Y, Y_sq, rows=None, out=None):
     for lo in range(0, len(rows), step):
         block = rows[lo:lo + step]
         dense = np.empty((d, len(block)))
-        densify_rows(Y.indptr, Y.indices, Y.values, block, d, dense)
+        densify_rows(Y.indptr, Y.indices, Y.values, block, len(block), d, dense)
         _block(X.indptr, X.indices, X.values, X_sq, dense, Y_sq[block], d,
                code, gamma, degree, coef0, out[:, lo:lo + len(block)])
     return out

@@ -91,7 +91,7 @@ def scores_few(indptr, indices, values, sq, cand, m, sv_rows, sv_w, n_sv,
                code, gamma, degree, coef0, squarings, D, out):
     """out[b] = sum_s sv_w[s] (k(x_{cand[b]}, x_{sv_rows[s]}) + 1) for b < m <= D.shape[1]
     (s < n_sv), in parallel over blocks of SV_BLOCK core points (a sample of candidates)."""
-    densify_rows(indptr, indices, values, cand[:m], D.shape[0], D[:, :m])
+    densify_rows(indptr, indices, values, cand, m, D.shape[0], D)
     nb = (n_sv + SV_BLOCK - 1) // SV_BLOCK
     part = np.zeros((max(nb, 1), m))
     for t in prange(nb):
@@ -115,7 +115,7 @@ def scores_many(indptr, indices, values, sq, cand, m, sv_rows, sv_w, n_sv,
         mb = min(m, lo + BLOCK) - lo
         rows = cand[lo:lo + mb]
         D = np.empty((d, mb))
-        densify_rows(indptr, indices, values, rows, d, D)
+        densify_rows(indptr, indices, values, rows, mb, d, D)
         acc = np.zeros(mb)
         _accumulate(indptr, indices, values, sq, rows, mb, D, sv_rows, sv_w, 0, n_sv,
                     code, gamma, degree, coef0, squarings, acc)
