@@ -93,7 +93,7 @@ REFUSES = [
     ("LIBSVM", "-s 2 -t 2 -g 0.5 -n 0.1 --task r", "contradicts --task r"),
     ("LIBSVM", "-s 2 -n 0.1", "or LIBLINEAR's -s 2 (drop -n"),
     ("SVMlight", "-z o -c 1", "SVMlight has no one-class SVM"),
-    ("LIBSVM", "-s 4 -g 1", "nu-SVR"),
+    ("LIBSVM", "-s 4 -g 1", "epsilon-SVR is -s smo -z r"),
     ("LIBSVM", "-t 2 -g 0.2 -b 0", "--no-bias"),
     ("LIBSVM", "-h", "help is --help"),
     ("svmtrain", "-s sbp -t 2 -g 0.5 -w1 2", "-s asset"),

@@ -62,7 +62,7 @@ LIBSVM_S = {
     "1": "nu-SVC (LIBSVM -s 1) is not available; C-SVC is -s smo with -c C",
     "2": ["-s", "dcd", "--task", "o"],      # -t 0 only: _one_class sends a kernel to -s smo
     "3": ["-s", "smo", "--task", "r"],     # epsilon-SVR: LIBSVM's solver, -p its epsilon
-    "4": "nu-SVR (LIBSVM -s 4) is not available yet",
+    "4": "nu-SVR (LIBSVM -s 4) is not available; epsilon-SVR is -s smo -z r with -p EPSILON",
 }
 KERNEL_SOLVER = "smo"      # what LIBSVM's C-SVC (and SVMlight's biased hyperplane) trains here
 UNBIASED_KERNEL_SOLVER = "sbp"     # SVMlight's -b 0 with a kernel: sbp --no-bias
