@@ -15,7 +15,7 @@ import numpy as np
 from .errors import ParameterError
 from .params import check_params
 from .solvers import pegasos
-from .solvers._common import primal_objective, row_sqnorms
+from .solvers._common import primal_objective
 from .solvers.base import FitResult, finish_w
 from .tasks import check_supported
 from .training import finish_model, linear_model
@@ -65,12 +65,11 @@ class OnlinePegasos:
         n = chunk.n_rows
         cdf = None if weights is None else np.cumsum(weights)
         runs = self.runs
-        sqnorm = row_sqnorms(chunk.indptr, chunk.values, runs[0].B)
         n_steps = max(1, math.ceil(n / runs[0].k))
         results = []
         for run, y in zip(runs, problems):
             y = np.ascontiguousarray(y, np.float64)
-            run.steps(chunk, y, sqnorm, run.draws(n, n_steps, cdf))
+            run.steps(chunk, y, run.draws(n, n_steps, cdf))
             w, b = run.current()
             obj = primal_objective(chunk, y, w, run.B, b, self.lam, self.params.loss, run.p, weights)
             results.append(FitResult(w=finish_w(w, self.params), b=b, n_iter=run.t, objective=obj,

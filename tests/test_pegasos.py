@@ -11,7 +11,6 @@ from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
 from svmtrain.solvers import pegasos
-from svmtrain.solvers._common import row_sqnorms
 from svmtrain.solvers._pegasos_kernels import pegasos_steps
 from svmtrain.training import train
 
@@ -74,7 +73,7 @@ def test_kernel_matches_numpy_twin(k, B, unreg, average):
     avg_start = 150 if average else 10**9
     v, acc, corr = np.zeros(d + 1), np.zeros(d + 1), np.zeros(d + 1)
     state = np.array([1.0, 0, 0, 0, 0, 0])
-    pegasos_steps(X.indptr, X.indices, X.values, y, row_sqnorms(X.indptr, X.values, B), draws, k, 0,
+    pegasos_steps(X.indptr, X.indices, X.values, y, draws, k, 0,
                   lam, B, unreg, avg_start, v, state, acc, corr, np.empty(k, np.int64), np.empty(k), 0, 0.0, 1.0 / lam)
     w, b = pegasos._current(v, state, acc, corr, average)
     w_ref, b_ref = naive_pegasos(dense(X, d), y, lam, draws, k, B=B, unreg_bias=unreg,
@@ -138,7 +137,7 @@ def test_other_losses_match_the_numpy_twin(loss, task, k, average):
     avg_start = 150 if average else 10**9
     v, acc, corr = np.zeros(d + 1), np.zeros(d + 1), np.zeros(d + 1)
     state = np.array([1.0, 0, 0, 0, 0, 0])
-    pegasos_steps(X.indptr, X.indices, X.values, y, row_sqnorms(X.indptr, X.values, 1.0), draws, k, 0,
+    pegasos_steps(X.indptr, X.indices, X.values, y, draws, k, 0,
                   lam, 1.0, True, avg_start, v, state, acc, corr, np.empty(k, np.int64), np.empty(k), code, p, radius2)
     w, b = pegasos._current(v, state, acc, corr, average)
     w_ref, b_ref = naive_pegasos(dense(X, d), y, lam, draws, k, B=1.0, unreg_bias=True,

@@ -138,6 +138,49 @@ def test_margins_serial_equals_parallel():
     np.testing.assert_allclose(a, D @ w[:-1] + w[-1] + 0.25, rtol=1e-12, atol=1e-12)
 
 
+def test_margins_numpy_and_loss_terms_match_the_kernels():
+    """The NumPy objective of small data (margins_numpy, loss_terms_sum) against
+    the kernels: empty first, middle and last rows, a CSR view whose indptr
+    does not start at 0, a constant feature, weights, every loss."""
+    from svmtrain.solvers._common import loss_terms_sum, margins_numpy, score_loss_sum
+    rng = np.random.default_rng(3)
+    counts = np.array([0, 3, 5, 0, 1, 7, 0, 2, 0])
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64) + 4      # a view: starts at 4
+    nnz = int(counts.sum())
+    indices = np.concatenate([np.sort(rng.choice(10, c, replace=False)) for c in counts]).astype(np.int32)
+    indices = np.concatenate([np.zeros(4, np.int32), indices])
+    values = np.concatenate([np.full(4, 99.0), rng.standard_normal(nnz)])
+    w = rng.standard_normal(11)
+    want = margins_serial(indptr, indices, values, w, 0.5, -0.3, np.empty(len(counts)))
+    got = margins_numpy(indptr, indices, values, w, 0.5, -0.3)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    assert got[0] == got[3] == got[-1] == 0.5 * w[-1] - 0.3        # empty rows: the constant terms
+    assert len(margins_numpy(np.zeros(1, np.int64), indices, values, w, 1.0, 0.0)) == 0
+    y = np.where(rng.random(len(counts)) < 0.5, 1.0, -1.0)
+    weights = rng.random(len(counts)) + 0.5
+    for loss in ("hinge", "squared-hinge", "log", "epsilon-insensitive", "squared-epsilon-insensitive"):
+        for wt in (None, weights):
+            assert loss_terms_sum(y, want, loss, 0.1, wt) == pytest.approx(score_loss_sum(y, want, loss, 0.1, wt),
+                                                                          rel=1e-13)
+    m = np.maximum(1.0 - y * want, 0.0)
+    assert loss_terms_sum(y, want, "hinge") == pytest.approx(m.sum(), rel=1e-15)
+
+
+def test_primal_objective_small_and_large_paths_agree(monkeypatch):
+    """primal_objective's NumPy path (below PARALLEL_MIN_NNZ stored values) and its kernel path."""
+    from svmtrain import _numba_options
+    from svmtrain.solvers._common import primal_objective
+    X = read_libsvm(bundled("heart_scale.xz"))
+    y = np.where(X.labels > 0, 1.0, -1.0)
+    w = np.random.default_rng(4).standard_normal(X.n_features + 1) * 0.1
+    for loss in ("hinge", "squared-hinge", "log"):
+        small = primal_objective(X, y, w, 1.0, 0.2, 0.01, loss)
+        monkeypatch.setattr(_numba_options, "PARALLEL_MIN_NNZ", 0)
+        large = primal_objective(X, y, w, 1.0, 0.2, 0.01, loss)
+        monkeypatch.undo()
+        assert small == pytest.approx(large, rel=1e-13)
+
+
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
 def test_decision_values_serial_equals_parallel_and_numpy(bias):
     X = read_libsvm(bundled("heart_scale.xz"))

@@ -110,11 +110,32 @@ def primal_objective(X, y, w_ext, B, b, lam, loss="hinge", epsilon=0.0, weights=
 
     The regulariser covers w_ext including the constant-feature weight
     (as LIBLINEAR's -B does) but never the unregularised bias b.
+
+    Below PARALLEL_MIN_NNZ stored values the margins and the losses are
+    NumPy expressions (a run on small data compiles no kernel for its
+    objective); they add the same terms in another order, so the value may
+    differ from the kernels' in its last bits.
     """
+    n = max(X.n_rows, 1)
+    if X.indptr[-1] - X.indptr[0] < _opts.PARALLEL_MIN_NNZ:
+        scores = margins_numpy(X.indptr, X.indices, X.values, w_ext, B, b)
+        return 0.5 * lam * float(w_ext @ w_ext) + loss_terms_sum(y, scores, loss, epsilon, weights) / n
     scores = margins(X.indptr, X.indices, X.values, w_ext, B, b,
                      np.empty(X.n_rows, np.float64))
-    n = max(X.n_rows, 1)
     return 0.5 * lam * float(w_ext @ w_ext) + score_loss_sum(y, scores, loss, epsilon, weights) / n
+
+
+def margins_numpy(indptr, indices, values, w, B, b):
+    """x_i . w + b for every row as NumPy expressions (the constant feature
+    included): the numbers of :func:`margins` up to the order of the sums."""
+    n = indptr.shape[0] - 1
+    if n <= 0:
+        return np.zeros(0)
+    lo, hi = indptr[0], indptr[-1]
+    products = np.append(values[lo:hi] * w[indices[lo:hi]], 0.0)   # (the 0: a last row may be empty)
+    sums = np.add.reduceat(products, indptr[:-1] - lo)
+    sums[indptr[1:] == indptr[:-1]] = 0.0           # reduceat gives an empty row its next entry
+    return sums + (B * w[w.shape[0] - 1] + b)
 
 
 def score_loss_sum(y, scores, loss, epsilon=0.0, weights=None):
@@ -122,7 +143,16 @@ def score_loss_sum(y, scores, loss, epsilon=0.0, weights=None):
     loss of svmtrain.tasks but the pairwise and one-class ones."""
     if loss in LOSS_CODES:
         return loss_sum(y, scores, LOSS_CODES[loss], np.ones(len(y), np.float64) if weights is None else weights)
-    if loss == "log":
+    return loss_terms_sum(y, scores, loss, epsilon, weights)
+
+
+def loss_terms_sum(y, scores, loss, epsilon=0.0, weights=None):
+    """:func:`score_loss_sum` by NumPy expressions for every loss (the hinges
+    too: no kernel to compile; the sum in NumPy's order)."""
+    if loss in LOSS_CODES:
+        m = np.maximum(1.0 - y * scores, 0.0)
+        terms = m * m if loss == "squared-hinge" else m
+    elif loss == "log":
         terms = np.logaddexp(0.0, -y * scores)
     else:
         e = np.maximum(np.abs(scores - y) - epsilon, 0.0)

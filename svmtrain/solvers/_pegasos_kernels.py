@@ -75,7 +75,7 @@ def _flush_average(v, state, acc, corr):
 
 
 @njit(cache=True, nogil=True)
-def pegasos_steps(indptr, indices, values, y, sqnorm, draws, k, t0, lam, B,
+def pegasos_steps(indptr, indices, values, y, draws, k, t0, lam, B,
                   unreg_bias, avg_start, v, state, acc, corr, viol, slope, loss, p, radius2):
     """Run len(draws)//k Pegasos steps numbered t0+1, t0+2, ...
 
@@ -84,7 +84,8 @@ def pegasos_steps(indptr, indices, values, y, sqnorm, draws, k, t0, lam, B,
     ``draws`` are row indices drawn i.i.d. by the caller's seeded generator;
     ``loss``, ``p``: the loss (LOSS_CODES) and the regression tube;
     ``radius2``: the squared radius of the projection. Returns the number
-    of steps.
+    of steps. A member's |x_i|^2 (with B^2) is summed in the pass that
+    computes its w.x_i, in the order of a separate row_sqnorms pass.
     """
     d1 = v.shape[0]
     last = d1 - 1
@@ -121,9 +122,12 @@ def pegasos_steps(indptr, indices, values, y, sqnorm, draws, k, t0, lam, B,
             i = viol[j]
             c = eta * slope[j] / k
             wx = B * v[last]
+            xx = B * B
             for q in range(indptr[i], indptr[i + 1]):
-                wx += values[q] * v[indices[q]]
-            state[NU] += 2.0 * c * a * wx + c * c * sqnorm[i]
+                x = values[q]
+                wx += x * v[indices[q]]
+                xx += x * x
+            state[NU] += 2.0 * c * a * wx + c * c * xx
             delta = c / a
             v[last] += delta * B
             for q in range(indptr[i], indptr[i + 1]):

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..errors import ParameterError
-from ._common import primal_objective, row_sqnorms, score_loss_sum
+from ._common import loss_terms_sum, primal_objective
 from ._pegasos_kernels import A, BIAS, B_SUM, HINGE, LOSS_CODES, N_AVG, pegasos_steps, _flush_average
 from .base import FitResult, finish_w, kernel_bias, segment_steps, with_defaults
 from ..trace import linear_snapshot
@@ -47,7 +47,6 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
 
     y = np.ascontiguousarray(y, np.float64)
     run = Run(n_features, params, weighted_lambda(lam, n, weights), y, avg_start, params.seed, weights)
-    sqnorm = row_sqnorms(X.indptr, X.values, run.B)
     cdf = None if weights is None else np.cumsum(weights)
     prev_obj = math.inf
     converged = params.eps is None
@@ -59,7 +58,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     for epoch in range(epochs):
         draws = run.draws(n, steps_per_epoch, cdf)
         for lo in range(0, steps_per_epoch, every):
-            run.steps(X, y, sqnorm, draws[lo * k:(lo + every) * k])
+            run.steps(X, y, draws[lo * k:(lo + every) * k])
             if monitor is not None:
                 monitor(lambda: linear_snapshot(X, y, *run.current(), params.bias, lam, run.t / steps_per_epoch,
                                                 run.t))
@@ -106,9 +105,9 @@ class Run:
             return self.rng.integers(0, n, size=size)
         return np.minimum(np.searchsorted(cdf, self.rng.random(size) * cdf[-1], side="right"), n - 1)
 
-    def steps(self, X, y, sqnorm, draws):
+    def steps(self, X, y, draws):
         """The steps of ``draws`` (len(draws) // k of them) on the rows of X."""
-        self.t += pegasos_steps(X.indptr, X.indices, X.values, y, sqnorm, draws, self.k, self.t, self.lam, self.B,
+        self.t += pegasos_steps(X.indptr, X.indices, X.values, y, draws, self.k, self.t, self.lam, self.B,
                                 self.unreg_bias, self.avg_start, self.v, self.state, self.acc, self.corr, self.viol,
                                 self.slope, self.loss, self.p, self.radius2)
 
@@ -160,7 +159,7 @@ def loss_setup(params, y, lam, weights=None):
     if code == HINGE:
         return code, p, 1.0 / lam
     total = len(y) if weights is None else float(np.sum(weights))
-    f0 = score_loss_sum(y, np.zeros(len(y)), params.loss, p, weights) / max(total, 1e-300)
+    f0 = loss_terms_sum(y, np.zeros(len(y)), params.loss, p, weights) / max(total, 1e-300)
     return code, p, max(2.0 * f0, 1e-300) / lam
 
 

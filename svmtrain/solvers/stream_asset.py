@@ -139,7 +139,7 @@ class StreamedFeatures:
             self.buffer = ShuffleBuffer(self.source, self.R, k, self.longest, rng)
         src, left = self.source, [max_steps * k]
         for j, c in src.blocks(rng.permutation(src.n_blocks)):
-            self.buffer.add(c, np.arange(src.bounds[j], src.bounds[j + 1], dtype=np.float64), 0.0)
+            self.buffer.add(c, np.arange(src.bounds[j], src.bounds[j + 1], dtype=np.float64))
             del c
             yield from self._drawn(False, left)
         yield from self._drawn(True, left)

@@ -29,21 +29,20 @@ import math
 import numpy as np
 
 from ..data._dataset_kernels import gather_rows
-from ._common import row_sqnorms
 from ._pegasos_kernels import pegasos_steps
 from ._stream_common import streamed_loss
 from .base import kernel_bias, with_defaults
 from .pegasos import AVERAGE_FROM, DEFAULTS, _current, check_params, end_epoch, loss_setup, new_state, run_result
 
-# bytes of a pool row / nonzero: two pools (indptr, y, |x|^2; indices, values)
+# bytes of a pool row / nonzero: two pools (indptr, y; indices, values)
 # plus the per-block permutation and its temporaries
-POOL_ROW_BYTES = 2 * 24 + 32
+POOL_ROW_BYTES = 2 * 16 + 32
 POOL_NNZ_BYTES = 2 * 12
 NNZ_SLACK = 1.1
 
 
 class _Pool:
-    """Rows in memory as CSR with their y and |x|^2; ``n`` rows used. ``y``
+    """Rows in memory as CSR with their y; ``n`` rows used. ``y``
     is a float per row: pegasos keeps the label there, ASSET the row's
     number in the training set (exact: below 2^53)."""
 
@@ -52,10 +51,9 @@ class _Pool:
         self.indices = np.empty(nnz, np.int32)
         self.values = np.empty(nnz, np.float64)
         self.y = np.empty(rows, np.float64)
-        self.sq = np.empty(rows, np.float64)
         self.n = 0
 
-    def append(self, c, yb, B):
+    def append(self, c, yb):
         n, z = self.n, int(self.indptr[self.n])
         m, k = c.n_rows, c.nnz
         if n + m > len(self.y) or z + k > len(self.values):
@@ -64,7 +62,6 @@ class _Pool:
         self.indices[z:z + k] = c.indices[:k]
         self.values[z:z + k] = c.values[:k]
         self.y[n:n + m] = yb
-        self.sq[n:n + m] = row_sqnorms(c.indptr, c.values, B)
         self.n = n + m
 
     def keep(self, rows, out):
@@ -73,7 +70,6 @@ class _Pool:
         np.cumsum(self.indptr[rows + 1] - self.indptr[rows], out=out.indptr[1:m + 1])
         gather_rows(self.indptr, self.indices, self.values, rows, out.indptr, out.indices, out.values)
         np.take(self.y, rows, out=out.y[:m])
-        np.take(self.sq, rows, out=out.sq[:m])
         out.n = m
 
 
@@ -94,9 +90,9 @@ class ShuffleBuffer:
         self.pools = [_Pool(cap_rows, cap_nnz), _Pool(cap_rows, cap_nnz)]
         self.R, self.k, self.rng = R, k, rng
 
-    def add(self, c, yb, B):
+    def add(self, c, yb):
         """Append the rows of block ``c`` with their ``yb`` (see :class:`_Pool`)."""
-        self.pools[0].append(c, yb, B)
+        self.pools[0].append(c, yb)
 
     def feed(self, drain, max_rows):
         """Yield once ``(pool, drawn)``: the rows ``drawn`` (positions in
@@ -123,17 +119,16 @@ class ShuffleBuffer:
         self.pools.reverse()
 
 
-def epoch_draws(source, y, buf, B, rng, max_rows):
+def epoch_draws(source, y, buf, rng, max_rows):
     """One epoch of a streamed SGD run: yield ``(pool, drawn)`` as
     :meth:`ShuffleBuffer.feed` does, over the blocks of ``source`` visited
     in the order ``rng.permutation(n_blocks)``, each block's rows added to
-    ``buf`` with their ``y`` (``B``: the constant feature of the rows'
-    |x|^2) and the surplus fed after each block, the pool drained at the
+    ``buf`` with their ``y`` and the surplus fed after each block, the pool drained at the
     end. ``max_rows()`` is asked before each feed for the rows the run may
     still take. The caller steps on ``drawn`` before advancing."""
     bounds = source.bounds
     for j, c in source.blocks(rng.permutation(source.n_blocks)):
-        buf.add(c, y[bounds[j]:bounds[j + 1]], B)
+        buf.add(c, y[bounds[j]:bounds[j + 1]])
         del c
         yield from buf.feed(False, max_rows())
     yield from buf.feed(True, max_rows())
@@ -189,8 +184,8 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     converged = params.eps is None
     epoch = 0
     for epoch in range(epochs):
-        for P, drawn in epoch_draws(source, y, buf, B, rng, lambda: k * (total_steps - t)):
-            t += pegasos_steps(P.indptr, P.indices, P.values, P.y, P.sq, drawn, k, t, lam, B,
+        for P, drawn in epoch_draws(source, y, buf, rng, lambda: k * (total_steps - t)):
+            t += pegasos_steps(P.indptr, P.indices, P.values, P.y, drawn, k, t, lam, B,
                                unreg, avg_start, v, state, acc, corr, viol, slope, loss, p, radius2)
         stop, prev_obj = end_epoch(epoch, progress, params, log, prev_obj, objective,
                                    lambda: _current(v, state, acc, corr, average and t >= avg_start))

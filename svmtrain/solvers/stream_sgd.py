@@ -122,7 +122,7 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
     converged = params.eps is None
     epoch = 0
     for epoch in range(params.epochs):
-        for P, drawn in epoch_draws(source, y, buf, run.B, rng, lambda: total_steps - run.t):
+        for P, drawn in epoch_draws(source, y, buf, rng, lambda: total_steps - run.t):
             if run.eta0 is None:
                 run.pilot(_pool_chunk(P), P.y[:P.n], rng)
             run.steps(drawn, P, P.y)
