@@ -82,6 +82,26 @@ def test_take_rows_matches_dense_indexing():
     assert np.array_equal(sub.labels, data.labels[rows])
 
 
+@pytest.mark.parametrize("rows", [[5, 0, 19, 5], [], [3], list(range(19, -1, -1))])
+def test_take_rows_numpy_path_equals_the_kernel(rows, monkeypatch):
+    """take_rows below PARALLEL_MIN_NNZ (NumPy indexing) and above it (gather_rows): the same CSR,
+    with empty rows among the taken ones."""
+    from svmtrain import _numba_options
+    data = blobs(10, [1, -1])
+    lengths = np.diff(data.indptr).copy()
+    lengths[[2, 7]] = 0                              # two empty rows
+    data = Chunk(labels=data.labels, indptr=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                 indices=data.indices[:lengths.sum()].copy(), values=data.values[:lengths.sum()].copy(),
+                 qid=data.qid)
+    rows = np.array(rows + [2, 7], np.int64)
+    small = take_rows(data, rows)
+    monkeypatch.setattr(_numba_options, "PARALLEL_MIN_NNZ", 0)
+    large = take_rows(data, rows)
+    for name in ("indptr", "indices", "values", "labels"):
+        a, b = getattr(small, name), getattr(large, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+
+
 def test_first_above_matches_numpy():
     from svmtrain.data._dataset_kernels import first_above, first_too_large
     rng = np.random.default_rng(0)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _numba_options as _opts
 from ._dataset_kernels import gather_rows
 
 
@@ -98,14 +99,24 @@ def concat_chunks(chunks):
 
 
 def take_rows(chunk, rows):
-    """A new Chunk holding ``rows`` (int array) of ``chunk``, in that order."""
+    """A new Chunk holding ``rows`` (int array) of ``chunk``, in that order.
+
+    Below PARALLEL_MIN_NNZ stored values taken the entries are gathered by
+    NumPy indexing (small data compile no kernel for it; its temporary
+    positions cost 8 bytes an entry), else by the numba kernel gather_rows;
+    both copy the same entries."""
     rows = np.ascontiguousarray(rows, np.int64)
     lengths = chunk.indptr[rows + 1] - chunk.indptr[rows]
     indptr = np.zeros(len(rows) + 1, np.int64)
     np.cumsum(lengths, out=indptr[1:])
-    indices = np.empty(indptr[-1], np.int32)
-    values = np.empty(indptr[-1], np.float64)
-    gather_rows(chunk.indptr, chunk.indices, chunk.values, rows, indptr, indices, values)
+    if indptr[-1] < _opts.PARALLEL_MIN_NNZ:
+        # entry p of the new rows is entry p - indptr[r] + chunk.indptr[rows[r]] of the old, r its row
+        positions = np.arange(indptr[-1]) + np.repeat(chunk.indptr[rows] - indptr[:-1], lengths)
+        indices, values = chunk.indices[positions], chunk.values[positions]
+    else:
+        indices = np.empty(indptr[-1], np.int32)
+        values = np.empty(indptr[-1], np.float64)
+        gather_rows(chunk.indptr, chunk.indices, chunk.values, rows, indptr, indices, values)
     return Chunk(labels=chunk.labels[rows], indptr=indptr, indices=indices, values=values,
                  qid=chunk.qid[rows], first_line=chunk.first_line,
                  weights=None if chunk.weights is None else chunk.weights[rows])
