@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import bundled
 from svmtrain.cli.train import main as train_main
 from svmtrain.errors import ParameterError
-from svmtrain.io import cache
+from svmtrain.io import atomic, cache
 from svmtrain.io.reader import parse_bytes, read_libsvm
 
 FIELDS = ("labels", "indptr", "indices", "values", "qid")
@@ -322,7 +322,7 @@ def test_remove_stale_temps(tmp_path):
     past = time.time() - 3600
     os.utime(old, (past, past))
     os.utime(other, (past, past))
-    assert cache.remove_stale_temps(target) == [str(old)]
+    assert atomic.remove_stale_temps(target) == [str(old)]
     assert sorted(os.listdir(tmp_path)) == sorted([fresh.name, other.name])
 
 

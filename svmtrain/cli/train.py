@@ -371,7 +371,7 @@ def _finish(model, params, echo, log, record_time, model_file, model_format, sca
     if record_time:
         model.header.append(("train_time", round(model.train_time, 6)))
 
-    from ..io.cache import remove_stale_temps
+    from ..io.atomic import remove_stale_temps
     remove_stale_temps(model_file)   # left by a run that was killed while writing it
     if model_format == "liblinear":
         from ..io.liblinear_format import write_liblinear_model

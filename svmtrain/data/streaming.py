@@ -140,7 +140,8 @@ def prepare(train_file, memory_limit, cache_path=None, chunk_rows=None, threads=
     """
     from ..io import reader
     from ..io.block_reader import ArrayFiles, open_cache_streamed
-    from ..io.cache import (ARRAYS, probe_cache, read_layout, remove_stale_temps, source_identity,
+    from ..io.atomic import remove_stale_temps
+    from ..io.cache import (ARRAYS, probe_cache, read_layout, source_identity,
                            store_cache)
     from ..io.spool import Spool
     say = say or (lambda s: None)

@@ -1,9 +1,11 @@
 """Atomic file replacement: a reader of PATH sees the old file or the new one, never a mix."""
 import contextlib
+import glob
 import os
 import signal
 import stat
 import tempfile
+import time
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -93,3 +95,26 @@ def same_file(a, b):
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def remove_stale_temps(path, min_age=60.0):
+    """Remove ``.NAME.*.tmp`` files beside ``path`` (the temporary files of
+    :func:`svmtrain.io.atomic.atomic_write`) untouched for ``min_age``
+    seconds: left by a run that was killed (SIGKILL, power loss) while it
+    wrote ``path``. A live writer touches its file continuously, and if one
+    were merely stalled that long, its rename fails cleanly (the target is
+    never harmed). Returns the paths removed; errors are ignored."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    pattern = os.path.join(glob.escape(directory), "." + glob.escape(os.path.basename(path)) + ".*.tmp")
+    now = time.time()
+    removed = []
+    for p in glob.glob(pattern):
+        try:
+            st = os.lstat(p)
+            if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= min_age:
+                os.unlink(p)
+                removed.append(p)
+        except OSError:
+            pass
+    return removed

@@ -55,24 +55,22 @@ never a mix. A file at the cache path that does not look like a cache at all
 (its first bytes are not close to the magic) is never overwritten.
 
 Public API: :func:`load_or_build`, :func:`default_cache_path`,
-:func:`write_cache`, :func:`read_cache`, :func:`remove_stale_temps`; for the
+:func:`write_cache`, :func:`read_cache` (and :func:`svmtrain.io.atomic.remove_stale_temps`); for the
 streamed path (``svmtrain.io.spool``, ``svmtrain.io.block_reader``):
 :func:`read_layout`, :func:`header_bytes`, :func:`probe_cache`,
 :func:`store_cache`.
 """
-import glob
 import mmap
 import os
 import stat
 import struct
-import time
 import zlib
 
 import numpy as np
 
 from ..data.dataset import Chunk
 from ..errors import ParameterError
-from .atomic import atomic_write, same_file
+from .atomic import atomic_write, remove_stale_temps, same_file
 
 MAGIC = b"SVMCACHE"
 FORMAT_VERSION = 1
@@ -560,28 +558,3 @@ def _is_cache_file(path):
             return _looks_like_cache(f.read(len(MAGIC)))
     except OSError:
         return True   # unreadable: the write will fail with its own message
-
-
-# ---------------------------------------------------------------- temp files
-
-def remove_stale_temps(path, min_age=60.0):
-    """Remove ``.NAME.*.tmp`` files beside ``path`` (the temporary files of
-    :func:`svmtrain.io.atomic.atomic_write`) untouched for ``min_age``
-    seconds: left by a run that was killed (SIGKILL, power loss) while it
-    wrote ``path``. A live writer touches its file continuously, and if one
-    were merely stalled that long, its rename fails cleanly (the target is
-    never harmed). Returns the paths removed; errors are ignored."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    pattern = os.path.join(glob.escape(directory), "." + glob.escape(os.path.basename(path)) + ".*.tmp")
-    now = time.time()
-    removed = []
-    for p in glob.glob(pattern):
-        try:
-            st = os.lstat(p)
-            if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= min_age:
-                os.unlink(p)
-                removed.append(p)
-        except OSError:
-            pass
-    return removed

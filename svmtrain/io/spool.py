@@ -16,7 +16,7 @@ be
 
 The spool files are named ``.STEM.XXXXXXXX.ARRAY.tmp`` in the given
 directory (with STEM the cache's base name, so that
-:func:`svmtrain.io.cache.remove_stale_temps` removes those a killed run left
+:func:`svmtrain.io.atomic.remove_stale_temps` removes those a killed run left
 behind) and are removed by :meth:`Spool.remove`.
 """
 import contextlib

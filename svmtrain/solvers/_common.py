@@ -111,18 +111,23 @@ def primal_objective(X, y, w_ext, B, b, lam, loss="hinge", epsilon=0.0, weights=
     The regulariser covers w_ext including the constant-feature weight
     (as LIBLINEAR's -B does) but never the unregularised bias b.
 
-    Below PARALLEL_MIN_NNZ stored values the margins and the losses are
-    NumPy expressions (a run on small data compiles no kernel for its
-    objective); they add the same terms in another order, so the value may
-    differ from the kernels' in its last bits.
+    The loss sum is :func:`rows_loss_sum`'s (NumPy expressions on small data).
     """
-    n = max(X.n_rows, 1)
-    if X.indptr[-1] - X.indptr[0] < _opts.PARALLEL_MIN_NNZ:
-        scores = margins_numpy(X.indptr, X.indices, X.values, w_ext, B, b)
-        return 0.5 * lam * float(w_ext @ w_ext) + loss_terms_sum(y, scores, loss, epsilon, weights) / n
-    scores = margins(X.indptr, X.indices, X.values, w_ext, B, b,
-                     np.empty(X.n_rows, np.float64))
-    return 0.5 * lam * float(w_ext @ w_ext) + score_loss_sum(y, scores, loss, epsilon, weights) / n
+    loss_total = rows_loss_sum(X.indptr, X.indices, X.values, w_ext, B, b, y, loss, epsilon, weights)
+    return 0.5 * lam * float(w_ext @ w_ext) + loss_total / max(X.n_rows, 1)
+
+
+def rows_loss_sum(indptr, indices, values, w, B, b, y, loss, epsilon=0.0, weights=None):
+    """sum_i weights_i loss(x_i . w + b; y_i) over the CSR rows (weights None:
+    all 1), for the losses of :func:`score_loss_sum`. Below PARALLEL_MIN_NNZ
+    stored values by NumPy expressions (:func:`margins_numpy`,
+    :func:`loss_terms_sum`: a run on small data compiles and loads no kernel
+    for it; the same terms summed in another order, so the last bits may
+    differ), else by the kernels."""
+    if indptr[-1] - indptr[0] < _opts.PARALLEL_MIN_NNZ:
+        return loss_terms_sum(y, margins_numpy(indptr, indices, values, w, B, b), loss, epsilon, weights)
+    scores = margins(indptr, indices, values, w, B, b, np.empty(indptr.shape[0] - 1, np.float64))
+    return score_loss_sum(y, scores, loss, epsilon, weights)
 
 
 def margins_numpy(indptr, indices, values, w, B, b):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from . import _dcd_kernels as K
-from ._common import LOSS_CODES, loss_sum, margins, row_sqnorms, start_w
+from ._common import row_sqnorms, rows_loss_sum, start_w
 from . import require_base
 from .base import FitResult, csr_arrays, finish_w, kernel_bias, warn_max_iter
 from ..trace import linear_snapshot
@@ -131,9 +131,8 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     # objectives
     ww = float(w @ w)
     dual, n_sv = _dual(w, y, alpha, D_pos, D_neg, row_cost)
-    scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
     cost = C * row_costs(y, class_cost, row_cost)
-    primal_C = 0.5 * ww + loss_sum(y, scores, LOSS_CODES[params.loss], cost)
+    primal_C = 0.5 * ww + rows_loss_sum(indptr, indices, values, w, B, 0.0, y, params.loss, weights=cost)
     objective = primal_C / (max(n, 1) * C)
 
     warn_max_iter(log, converged, max_iter)
