@@ -26,6 +26,13 @@ PRANGE = ParallelOptions({"comprehension": False, "reduction": False, "inplace_b
 PARALLEL_MIN_NNZ = 1 << 16      # stored values of a CSR pass
 PARALLEL_MIN_WORK = 1 << 21     # multiply-adds (or output entries) of a dense pass
 
+# A few passes made once or twice a run (the objective's losses, take_rows'
+# gather) are NumPy expressions on data of fewer stored values than this: a
+# run on small data then compiles and loads no kernel for them. Unlike the
+# two above it never changes at run time (serial_kernels, precompile), so a
+# data set always takes the same path.
+NUMPY_MAX_NNZ = 1 << 16
+
 
 def twin(kernel, suffix, replace=None, parallel=None):
     """The same source as the numba ``kernel``, compiled as a separate

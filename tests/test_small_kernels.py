@@ -167,7 +167,7 @@ def test_margins_numpy_and_loss_terms_match_the_kernels():
 
 
 def test_primal_objective_small_and_large_paths_agree(monkeypatch):
-    """primal_objective's NumPy path (below PARALLEL_MIN_NNZ stored values) and its kernel path."""
+    """primal_objective's NumPy path (below NUMPY_MAX_NNZ stored values) and its kernel path."""
     from svmtrain import _numba_options
     from svmtrain.solvers._common import primal_objective
     X = read_libsvm(bundled("heart_scale.xz"))
@@ -175,7 +175,7 @@ def test_primal_objective_small_and_large_paths_agree(monkeypatch):
     w = np.random.default_rng(4).standard_normal(X.n_features + 1) * 0.1
     for loss in ("hinge", "squared-hinge", "log"):
         small = primal_objective(X, y, w, 1.0, 0.2, 0.01, loss)
-        monkeypatch.setattr(_numba_options, "PARALLEL_MIN_NNZ", 0)
+        monkeypatch.setattr(_numba_options, "NUMPY_MAX_NNZ", 0)
         large = primal_objective(X, y, w, 1.0, 0.2, 0.01, loss)
         monkeypatch.undo()
         assert small == pytest.approx(large, rel=1e-13)

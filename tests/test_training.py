@@ -84,7 +84,7 @@ def test_take_rows_matches_dense_indexing():
 
 @pytest.mark.parametrize("rows", [[5, 0, 19, 5], [], [3], list(range(19, -1, -1))])
 def test_take_rows_numpy_path_equals_the_kernel(rows, monkeypatch):
-    """take_rows below PARALLEL_MIN_NNZ (NumPy indexing) and above it (gather_rows): the same CSR,
+    """take_rows below NUMPY_MAX_NNZ (NumPy indexing) and above it (gather_rows): the same CSR,
     with empty rows among the taken ones."""
     from svmtrain import _numba_options
     data = blobs(10, [1, -1])
@@ -95,7 +95,7 @@ def test_take_rows_numpy_path_equals_the_kernel(rows, monkeypatch):
                  qid=data.qid)
     rows = np.array(rows + [2, 7], np.int64)
     small = take_rows(data, rows)
-    monkeypatch.setattr(_numba_options, "PARALLEL_MIN_NNZ", 0)
+    monkeypatch.setattr(_numba_options, "NUMPY_MAX_NNZ", 0)
     large = take_rows(data, rows)
     for name in ("indptr", "indices", "values", "labels"):
         a, b = getattr(small, name), getattr(large, name)

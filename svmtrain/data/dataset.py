@@ -101,7 +101,7 @@ def concat_chunks(chunks):
 def take_rows(chunk, rows):
     """A new Chunk holding ``rows`` (int array) of ``chunk``, in that order.
 
-    Below PARALLEL_MIN_NNZ stored values taken the entries are gathered by
+    Below NUMPY_MAX_NNZ stored values taken the entries are gathered by
     NumPy indexing (small data compile no kernel for it; its temporary
     positions cost 8 bytes an entry), else by the numba kernel gather_rows;
     both copy the same entries."""
@@ -109,7 +109,7 @@ def take_rows(chunk, rows):
     lengths = chunk.indptr[rows + 1] - chunk.indptr[rows]
     indptr = np.zeros(len(rows) + 1, np.int64)
     np.cumsum(lengths, out=indptr[1:])
-    if indptr[-1] < _opts.PARALLEL_MIN_NNZ:
+    if indptr[-1] < _opts.NUMPY_MAX_NNZ:
         # entry p of the new rows is entry p - indptr[r] + chunk.indptr[rows[r]] of the old, r its row
         positions = np.arange(indptr[-1]) + np.repeat(chunk.indptr[rows] - indptr[:-1], lengths)
         indices, values = chunk.indices[positions], chunk.values[positions]

@@ -119,12 +119,12 @@ def primal_objective(X, y, w_ext, B, b, lam, loss="hinge", epsilon=0.0, weights=
 
 def rows_loss_sum(indptr, indices, values, w, B, b, y, loss, epsilon=0.0, weights=None):
     """sum_i weights_i loss(x_i . w + b; y_i) over the CSR rows (weights None:
-    all 1), for the losses of :func:`score_loss_sum`. Below PARALLEL_MIN_NNZ
+    all 1), for the losses of :func:`score_loss_sum`. Below NUMPY_MAX_NNZ
     stored values by NumPy expressions (:func:`margins_numpy`,
     :func:`loss_terms_sum`: a run on small data compiles and loads no kernel
     for it; the same terms summed in another order, so the last bits may
     differ), else by the kernels."""
-    if indptr[-1] - indptr[0] < _opts.PARALLEL_MIN_NNZ:
+    if indptr[-1] - indptr[0] < _opts.NUMPY_MAX_NNZ:
         return loss_terms_sum(y, margins_numpy(indptr, indices, values, w, B, b), loss, epsilon, weights)
     scores = margins(indptr, indices, values, w, B, b, np.empty(indptr.shape[0] - 1, np.float64))
     return score_loss_sum(y, scores, loss, epsilon, weights)
