@@ -73,13 +73,13 @@ class Snapshot:
 def linear_snapshot(X, y, w_ext, b, bias, lam, iter, updates, cost=None, loss="hinge", dual=None):
     """The Snapshot of a linear model: w_ext as in solvers/base.py, ``bias`` the -B value (< 0: none)."""
     from .model import LinearModel
-    from .solvers._common import margins
+    from .solvers._common import margins, sq_norm
     B = float(bias) if bias >= 0 else 0.0
     scores = margins(X.indptr, X.indices, X.values, w_ext, B, float(b), np.empty(X.n_rows))
     d = len(w_ext) - 1
     model = LinearModel(labels=[1.0, -1.0], W=w_ext if bias >= 0 else w_ext[:d], n_features=d,
                         bias=bias, b=[float(b)])
-    return Snapshot(iter=iter, updates=updates, lam=lam, y=y, scores=scores, norm2=float(w_ext @ w_ext),
+    return Snapshot(iter=iter, updates=updates, lam=lam, y=y, scores=scores, norm2=sq_norm(w_ext),
                     model=model, cost=cost, loss=loss, dual=dual)
 
 

@@ -388,6 +388,26 @@ def _wait_for(pred, timeout, proc=None):
     return False
 
 
+def test_model_bytes_do_not_depend_on_blas_threads(tmp_path):
+    """The same run with OpenBLAS on one thread and on two writes the same model
+    file: the objectives in it are not BLAS dot products (a dot of 400,001
+    weights is split among BLAS's threads, which moves its last bit)."""
+    train = tmp_path / "wide.svm"
+    _wide_training_file(train)
+    models = []
+    for threads in ("1", "2"):
+        model = tmp_path / f"wide{threads}.model"
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=threads)
+        for solver in (["-s", "pegasos", "-T", "1"], ["-s", "dcd"]):
+            subprocess.run(TRAIN_CMD + ["-q", *solver, str(train), str(model)], check=True, env=env)
+            models.append((solver[1], threads, model.read_bytes()))
+    by_solver = {}
+    for solver, _, text in models:
+        by_solver.setdefault(solver, set()).add(text)
+    assert all(len(texts) == 1 for texts in by_solver.values())
+    assert all(b"objective" in text for _, _, text in models)
+
+
 @pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 def test_sigkill_at_any_moment_never_loses_the_old_model(tmp_path):
     train = tmp_path / "wide.svm"

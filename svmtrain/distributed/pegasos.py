@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from ..solvers import pegasos as local
+from ..solvers._common import sq_norm
 from ..solvers._pegasos_kernels import HINGE, LOSS_CODES
 from ..solvers.base import FitResult, finish_w, kernel_bias, with_defaults
 from . import _kernels as KD
@@ -69,7 +70,7 @@ def objective(session, problem, w, b, B, lam, n):
     """lambda/2 |w|^2 + 1/n sum of the losses over every partition (one round);
     ``problem`` = (positive label, regression, loss code, tube p)."""
     total = sum(session.run("objective", _loss, problem, w, b, B))
-    return 0.5 * lam * float(w @ w) + total / max(n, 1)
+    return 0.5 * lam * sq_norm(w) + total / max(n, 1)
 
 
 def fit(session, problem, n, n_features, params, progress=None, log=None):

@@ -102,6 +102,14 @@ def loss_sum(y, scores, loss, weights):
     return s
 
 
+def sq_norm(w):
+    """|w|^2 as NumPy's pairwise sum of the squares: the same bits whatever
+    BLAS's thread count (``w @ w`` is BLAS's dot, which splits a long sum
+    among its threads, so the last bit of an objective written into a model
+    could change with OPENBLAS_NUM_THREADS)."""
+    return float(np.square(w).sum())
+
+
 def primal_objective(X, y, w_ext, B, b, lam, loss="hinge", epsilon=0.0, weights=None):
     """lambda/2 |w|^2 + mean loss(w.x_i + b; y_i), with w_ext as in base.py:
     the hinge or squared hinge of y_i s_i, the logistic loss, or the
@@ -114,7 +122,7 @@ def primal_objective(X, y, w_ext, B, b, lam, loss="hinge", epsilon=0.0, weights=
     The loss sum is :func:`rows_loss_sum`'s (NumPy expressions on small data).
     """
     loss_total = rows_loss_sum(X.indptr, X.indices, X.values, w_ext, B, b, y, loss, epsilon, weights)
-    return 0.5 * lam * float(w_ext @ w_ext) + loss_total / max(X.n_rows, 1)
+    return 0.5 * lam * sq_norm(w_ext) + loss_total / max(X.n_rows, 1)
 
 
 def rows_loss_sum(indptr, indices, values, w, B, b, y, loss, epsilon=0.0, weights=None):

@@ -40,6 +40,7 @@ from ..data.dataset import Chunk
 from ..errors import ParameterError
 from ..kernels.feature_maps import FourierMap, FourierModel, NystromMap, build_map
 from . import _asset_kernels as K
+from ._common import sq_norm
 from .base import FitResult, for_problem, with_defaults
 
 # Measured on a9a (RBF, C = 100; tables in docs/solvers.md): test accuracy stops
@@ -320,13 +321,13 @@ def _snapshot(feats, run, averaged, Bc, bias, lam, epochs, steps):
     d = feats.dim
     model = LinearModel(labels=[1.0, -1.0], W=w if bias >= 0 else w[:d], n_features=d, bias=bias, b=[b])
     return Snapshot(iter=epochs, updates=steps, lam=lam, y=run["y"], cost=run["cost"], scores=feats.margins(w, Bc, b),
-                    norm2=float(w @ w), model=Mapped(feats.fmap, model))
+                    norm2=sq_norm(w), model=Mapped(feats.fmap, model))
 
 
 def objective(feats, y, cost, w, Bc, b, lam):
     """lambda/2 |w_ext|^2 + 1/n sum_i cost_i hinge(y_i (V_i.w + Bc w_B + b))."""
     scores = feats.margins(np.ascontiguousarray(w, np.float64), Bc, b)
-    return 0.5 * lam * float(w @ w) + K.hinge_sum(y, cost, scores) / max(feats.n, 1)
+    return 0.5 * lam * sq_norm(w) + K.hinge_sum(y, cost, scores) / max(feats.n, 1)
 
 
 def _fit_inner(feats, problems, params, progress, log, monitor=None):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from . import _dcd_kernels as K
-from ._common import row_sqnorms, rows_loss_sum, start_w
+from ._common import row_sqnorms, rows_loss_sum, sq_norm, start_w
 from . import require_base
 from .base import FitResult, csr_arrays, finish_w, kernel_bias, warn_max_iter
 from ..trace import linear_snapshot
@@ -129,7 +129,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
         warm_start["alpha"], warm_start["C"] = alpha.copy(), C
 
     # objectives
-    ww = float(w @ w)
+    ww = sq_norm(w)
     dual, n_sv = _dual(w, y, alpha, D_pos, D_neg, row_cost)
     cost = C * row_costs(y, class_cost, row_cost)
     primal_C = 0.5 * ww + rows_loss_sum(indptr, indices, values, w, B, 0.0, y, params.loss, weights=cost)
@@ -152,7 +152,7 @@ def _violation(fstate):
 def _dual(w, y, alpha, D_pos, D_neg, row_cost):
     """(C-form dual value sum alpha - 1/2 alpha^T Qbar alpha, number of support vectors)."""
     sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg, row_cost)
-    return sa - 0.5 * (float(w @ w) + sq), n_sv
+    return sa - 0.5 * (sq_norm(w) + sq), n_sv
 
 
 def kernel_row_cost(X):

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..model import LinearModel
 from . import _cs_kernels as K
-from ._common import row_sqnorms
+from ._common import row_sqnorms, sq_norm
 from .base import FitResult, csr_arrays, kernel_bias, warn_max_iter
 
 DEFAULTS = {"eps": 0.1, "max_iter": 100000}
@@ -56,7 +56,7 @@ def train_model(data, order, problems, d, params, progress=None, log=None):
         progress(max_iter, max_iter)
     warn_max_iter(log, converged, max_iter)
 
-    ww = float(w @ w)
+    ww = sq_norm(w)
     primal_C = 0.5 * ww + K.cs_losses(indptr, indices, values, B, y, C_rows, k, w)
     dual_C = float(np.sum(alpha[np.arange(n) * k + y])) - 0.5 * ww
     W = w.reshape(d + 1, k)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from . import _lr_kernels as K
-from ._common import margins, row_sqnorms, start_w
+from ._common import margins, row_sqnorms, sq_norm, start_w
 from .base import FitResult, csr_arrays, drive, finish_w, kernel_bias, warn_max_iter
 from .dcd import check_params
 
@@ -75,7 +75,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
         warm_start["alpha"], warm_start["C"] = alpha[:, 0].copy(), C
 
     scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
-    ww = float(w @ w)
+    ww = sq_norm(w)
     primal_C = 0.5 * ww + K.log_loss_sum(y, scores, upper)
     dual = 0.5 * ww + K.lr_dual_terms(alpha) - float(np.sum(upper * np.log(upper)))
     info = {"primal_C_form": primal_C, "dual_objective": dual, "n_sv": int(n), "n_iter": n_iter, "C": C}

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from . import _oneclass_kernels as K
-from ._common import margins, row_sqnorms
+from ._common import margins, row_sqnorms, sq_norm
 from .base import FitResult, csr_arrays, drive, warn_max_iter
 
 DEFAULT_EPS = 0.01          # LIBLINEAR's default for -s 21
@@ -88,7 +88,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
 
     rho, n_sv = K.oneclass_rho(indptr, indices, values, alpha, w) if n else (0.0, 0)
     scores = margins(indptr, indices, values, w, 0.0, 0.0, np.empty(n, np.float64))
-    ww = float(w @ w)
+    ww = sq_norm(w)
     primal = 0.5 * ww - nu * n * rho + float(np.maximum(0.0, rho - scores).sum())
     info = {"rho": float(rho), "nu": nu, "n_sv": int(n_sv),
             "n_free": int(np.count_nonzero((alpha > 0.0) & (alpha < 1.0))),

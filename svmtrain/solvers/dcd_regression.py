@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from . import _svr_kernels as K
-from ._common import margins, row_sqnorms
+from ._common import margins, row_sqnorms, sq_norm
 from .base import FitResult, csr_arrays, drive, finish_w, kernel_bias, warn_max_iter
 from .dcd import check_params
 
@@ -71,7 +71,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     warn_max_iter(log, converged, max_iter)
 
     scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
-    ww = float(w @ w)
+    ww = sq_norm(w)
     primal_C = 0.5 * ww + C * K.svr_loss_sum(y, scores, p, squared)
     dual_terms, n_sv = K.svr_dual_terms(y, beta, p, lam)
     info = {"primal_C_form": primal_C, "dual_objective": 0.5 * ww + dual_terms, "n_sv": int(n_sv),

@@ -38,7 +38,7 @@ from ..errors import ParameterError
 from ..tasks import REGRESSION
 from . import _dcd_kernels as K
 from . import _svr_kernels as KR
-from ._common import row_sqnorms
+from ._common import row_sqnorms, sq_norm
 from ._stream_common import streamed_loss, streamed_regression_loss
 from .base import FitResult, finish_w, kernel_bias, warn_max_iter
 from .dcd import check_params, dual_box
@@ -114,7 +114,7 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
         pgmin_old = pgmin if pgmin < 0.0 else -np.inf
     warn_max_iter(log, converged, max_iter)
 
-    ww = float(w @ w)
+    ww = sq_norm(w)
     sq, sa, n_sv = K.dual_terms(y, alpha, D_pos, D_neg, NO_WEIGHTS)
     dual = sa - 0.5 * (ww + sq)
     primal_C = 0.5 * ww + streamed_loss(source, y, w, B, 0.0, params.loss, (Cp, Cn))
@@ -190,7 +190,7 @@ def fit_regression(source, y, n_features, params, progress=None, log=None, class
             continue
         gmax_old = gmax
     warn_max_iter(log, converged, max_iter)
-    ww = float(w @ w)
+    ww = sq_norm(w)
     primal_C = 0.5 * ww + C * streamed_regression_loss(source, y, w, B, p, squared)
     dual_terms, n_sv = KR.svr_dual_terms(y, beta, p, lam)
     info = {"primal_C_form": primal_C, "dual_objective": 0.5 * ww + dual_terms, "n_sv": int(n_sv),

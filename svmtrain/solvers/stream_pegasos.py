@@ -30,6 +30,7 @@ import numpy as np
 
 from ..data._dataset_kernels import gather_rows
 from ._pegasos_kernels import pegasos_steps
+from ._common import sq_norm
 from ._stream_common import streamed_loss
 from .base import kernel_bias, with_defaults
 from .pegasos import AVERAGE_FROM, DEFAULTS, _current, check_params, end_epoch, loss_setup, new_state, run_result
@@ -199,4 +200,4 @@ def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0,
 def _objective(source, y, w, B, b, lam, loss="hinge", epsilon=0.0):
     """lambda/2 |w|^2 + mean loss, one pass over the source."""
     n = max(source.n_rows, 1)
-    return 0.5 * lam * float(w @ w) + streamed_loss(source, y, w, B, b, loss, epsilon=epsilon) / n
+    return 0.5 * lam * sq_norm(w) + streamed_loss(source, y, w, B, b, loss, epsilon=epsilon) / n
