@@ -29,8 +29,8 @@ import math
 import numpy as np
 
 from ..data._dataset_kernels import gather_rows
-from ._pegasos_kernels import pegasos_steps
 from ._common import sq_norm
+from ._pegasos_kernels import pegasos_steps
 from ._stream_common import streamed_loss
 from .base import kernel_bias, with_defaults
 from .pegasos import AVERAGE_FROM, DEFAULTS, _current, check_params, end_epoch, loss_setup, new_state, run_result
@@ -124,8 +124,8 @@ def epoch_draws(source, y, buf, rng, max_rows):
     """One epoch of a streamed SGD run: yield ``(pool, drawn)`` as
     :meth:`ShuffleBuffer.feed` does, over the blocks of ``source`` visited
     in the order ``rng.permutation(n_blocks)``, each block's rows added to
-    ``buf`` with their ``y`` and the surplus fed after each block, the pool drained at the
-    end. ``max_rows()`` is asked before each feed for the rows the run may
+    ``buf`` with their ``y`` and the surplus fed after each block, the pool
+    drained at the end. ``max_rows()`` is asked before each feed for the rows the run may
     still take. The caller steps on ``drawn`` before advancing."""
     bounds = source.bounds
     for j, c in source.blocks(rng.permutation(source.n_blocks)):
