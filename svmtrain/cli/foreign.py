@@ -11,15 +11,30 @@ command-line layer speaks one language.
 
 The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
 
+* a LIBSVM line is one with a kernel option (``-t``, ``-g``, ``-d``, ``-r``),
+  or one without a named solver (no ``-s NAME``) and without a flag LIBSVM
+  lacks (``LIBLINEAR_ONLY``: ``-C``, ``-B``, ``-R``, ``-W``) that uses a flag
+  only LIBSVM's ``svm-train`` has among the two (``LIBSVM_ONLY``: ``-b 0|1``,
+  ``-m MB``, ``-h 0|1``; LIBLINEAR's ``train`` has none of them), see
+  :func:`_libsvm_flags`; SVMlight lines (below) are never LIBSVM lines;
 * numeric ``-s`` values are LIBLINEAR's (``LIBLINEAR_S``), except on a
-  LIBSVM line (one with ``-t``, ``-g``, ``-d`` or ``-r``), where they are
-  LIBSVM's svm_type (``LIBSVM_S``);
-* LIBSVM's kernel options (``-t``, ``-g``, ``-d``, ``-r``) without ``-s``
-  train LIBSVM's C-SVC with its own solver (``-s smo``: RBF unless ``-t``
-  says otherwise, LIBSVM's working sets, shrinking and bias, so LIBSVM's
-  solution; ``-t 0`` is its linear kernel), except under ``--grid``, which
-  searches with ``-s sbp``; kernel options (``-t 1|2|3``, ``-g``, ``-d``,
-  ``-r``) with a linear solver are refused by :func:`svmtrain.params.check_params`;
+  LIBSVM line, where they are LIBSVM's svm_type (``LIBSVM_S``); ``-n`` with
+  ``-s 1``, ``-s 2`` or ``-s 4`` on a line that could be either peer's
+  (LIBSVM's nu-SVC, one-class SVM, nu-SVR, or LIBLINEAR's solver, which
+  ignores ``-n``) is refused naming both readings (:func:`_ambiguous_nu`);
+* a LIBSVM line without ``-s`` (or with ``-s 0``) trains LIBSVM's C-SVC with
+  its own solver (``-s smo``: LIBSVM's default kernel, RBF with gamma
+  1/number of features, unless ``-t`` says otherwise; LIBSVM's working
+  sets, shrinking and bias, so LIBSVM's solution; ``-t 0`` is its linear
+  kernel; ``-b 1`` fits Platt's probabilities as LIBSVM's does), except under
+  ``--grid``, which searches with ``-s sbp``; kernel options (``-t 1|2|3``,
+  ``-g``, ``-d``, ``-r``) with a linear solver are refused by
+  :func:`svmtrain.params.check_params`;
+* ``-b 1`` is svm-train's own probability switch on every line but
+  SVMlight's; ``-b 0`` is refused where it could also be SVMlight's "no bias"
+  and the two readings differ (a kernel model, including LIBSVM's C-SVC of a
+  line that is LIBSVM's by its ``-b 0`` alone, or ``-B``/``-R``), see
+  :func:`_probability_or_bias`;
 * a line that uses SVMlight-only flags (``SVMLIGHT_ONLY``) is read with
   SVMlight's defaults: its biased hyperplane (``-b 1``, smo) or unbiased one
   (``-b 0``: dcd, or sbp ``--no-bias`` with a kernel), and a refusal where its defaults differ from svm-train's
@@ -29,10 +44,11 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
   LIBSVM's ``-s 2`` with a nonlinear kernel trains ``-s smo --task o``, its
   ``-s 3`` (epsilon-SVR) ``-s smo --task r``; SVMlight, which has no
   one-class SVM, has its ``-z o`` refused;
-* options that only steer an optimiser (LIBSVM's ``-h`` shrinking, SVMlight's
-  ``-h``, ``-n``, ``-o``, ``-f``, ``-x 0``, ``-i 0``) are accepted and change
-  no model (with ``-s smo``, LIBSVM's ``-h 0|1`` is its ``--shrinking``);
-  the ones that would change the model here are refused.
+* options that only steer an optimiser (LIBSVM's ``-h`` shrinking and ``-m``
+  cache, SVMlight's ``-h``, ``-n``, ``-o``, ``-f``, ``-x 0``, ``-i 0``) are
+  accepted and change no solution (with ``-s smo``, LIBSVM's ``-h 0|1`` is its
+  ``--shrinking``), though LIBSVM's ``-h 0|1`` and ``-m`` make a line LIBSVM's
+  (above); the ones that would change the model here are refused.
 """
 import re
 
@@ -70,6 +86,21 @@ GRID_KERNEL_SOLVER = "sbp"         # a LIBSVM line under --grid (grid.py's searc
 KERNEL_FLAGS = ("-g", "-d", "-r")
 # flags only SVMlight's svm_learn has: a line with one of them is SVMlight's
 SVMLIGHT_ONLY = ("-z", "-j", "-x", "-i", "-o", "-f")
+# flags LIBSVM's svm-train has and LIBLINEAR's train does not (-b 0|1 probability
+# estimates, -m cache MB, -h 0|1 shrinking): without -s NAME they make a line LIBSVM's
+LIBSVM_ONLY = ("-b", "-m", "-h")
+# flags LIBLINEAR's train has and LIBSVM's svm-train does not: a line with one is not LIBSVM's
+LIBLINEAR_ONLY = ("-C", "-B", "-R", "-W")
+# -s numbers whose LIBSVM svm_type takes -n (nu-SVC, one-class, nu-SVR) where LIBLINEAR's
+# solver of that number ignores it: the refusal of a line that could be either peer's
+AMBIGUOUS_NU = {
+    "1": "LIBSVM's nu-SVC (not available; its C-SVC is -s smo -c C, RBF unless -t) or LIBLINEAR's -s 1 "
+         "(drop -n, which it ignores)?",
+    "2": "LIBSVM's one-class SVM (its default kernel is RBF: give -t 2, or -t 0 for the linear one) or "
+         "LIBLINEAR's -s 2 (drop -n, which it ignores)?",
+    "4": "LIBSVM's nu-SVR (not available; its epsilon-SVR is -s smo --task r -p EPSILON, RBF unless -t) or "
+         "LIBLINEAR's -s 4 (drop -n, which it ignores)?",
+}
 
 # flags of the peers that svm-train does not have: number of values, and the
 # message when the value would change the model (None: accepted, no effect)
@@ -178,9 +209,11 @@ def translate_train(args, command):
         arity["-w"] = 1         # SVMlight's -w EPS (regression tube), not LIBSVM's -wLABEL WEIGHT
     line = Line(list(args), arity)
     _check_quiet(line)
+    libsvm_flags = [] if svmlight else _libsvm_flags(line)
     shrinking = _check_help(line)
     if not svmlight:
-        _one_class(line)
+        _ambiguous_nu(line, libsvm_flags)
+        _one_class(line, libsvm_flags)
     _optimiser_only(line)
     _refused(line)
     if svmlight:
@@ -194,8 +227,8 @@ def translate_train(args, command):
     elif line.has("-p") and not line.has("--task") and not line.has("-s"):
         raise ParameterError("-p (epsilon) is LIBSVM/LIBLINEAR's regression tube width: give --task r "
                              "(or LIBLINEAR's -s 11|12|13)")
-    _solver_of(line)
-    _probability_or_bias(line)
+    _solver_of(line, libsvm_flags)
+    _probability_or_bias(line, libsvm_flags)
     if shrinking in ("0", "1") and line.value("-s") == "smo" and not line.has("--shrinking"):
         line.options.append(["--shrinking", [shrinking]])     # LIBSVM's shrinking, which -s smo follows
     return line.args()
@@ -245,21 +278,53 @@ def _check_help(line):
 LIBSVM_ONE_CLASS_EPS = "0.001"     # LIBSVM's default -e; its stopping rule is dcd --task o's
 
 
-def _one_class(line):
-    """LIBLINEAR's -s 21 and LIBSVM's -s 2 (with a kernel option): the one-class
+def _libsvm_flags(line):
+    """The flags of ``LIBSVM_ONLY`` that make ``line`` LIBSVM's (-b 0|1, -m,
+    -h 0|1; LIBLINEAR's train has none of them), in that order; [] on a line
+    with a named solver (-s NAME: svmtrain's own line, where they are
+    svm-train's -b, -m and -h) or with a flag LIBSVM's svm-train lacks
+    (``LIBLINEAR_ONLY``). Called before -h is dropped; not on SVMlight lines."""
+    s = line.value("-s")
+    if (line.has("-s") and not _INT.match(s or "")) or any(line.has(f) for f in LIBLINEAR_ONLY):
+        return []
+    return [f for f in LIBSVM_ONLY if line.has(f) and (f == "-m" or line.value(f) in ("0", "1"))]
+
+
+def _is_libsvm(line, libsvm_flags):
+    """A LIBSVM line: a kernel option, or a flag only LIBSVM has (:func:`_libsvm_flags`)."""
+    return bool(libsvm_flags) or any(line.has(f) for f in ("-t",) + KERNEL_FLAGS)
+
+
+def _libsvm_by_flags_alone(line, libsvm_flags):
+    """LIBSVM's line only by ``libsvm_flags`` (no kernel option, no --grid)."""
+    return bool(libsvm_flags) and not any(line.has(f) for f in ("-t", "--grid") + KERNEL_FLAGS)
+
+
+def _ambiguous_nu(line, libsvm_flags):
+    """-n with -s 1, 2 or 4 on a line that could be LIBSVM's or LIBLINEAR's:
+    LIBSVM's nu-SVC, one-class SVM or nu-SVR (which use -n) against LIBLINEAR's
+    solver of that number (which ignores it). Refused, naming both readings."""
+    s = line.value("-s")
+    if s is None or not _INT.match(s) or not line.has("-n"):
+        return
+    s = str(int(s))
+    liblinear = any(line.has(f) for f in LIBLINEAR_ONLY)
+    if s in AMBIGUOUS_NU and not liblinear and not _is_libsvm(line, libsvm_flags):
+        raise ParameterError(f"-s {s} -n: {AMBIGUOUS_NU[s]}")
+
+
+def _one_class(line, libsvm_flags):
+    """LIBLINEAR's -s 21 and LIBSVM's -s 2 (on a LIBSVM line): the one-class
     SVM, -n NU its --nu; -c, unused there, is dropped. LIBSVM's linear one-class
     (-t 0) solves the dual of LIBLINEAR's -s 21 (with LIBSVM's -e 0.001 unless -e
-    is given); with a nonlinear kernel it is LIBSVM's own solver, -s smo --task o.
-    -s 2 -n without a kernel option is ambiguous (LIBSVM's one-class, whose
-    default kernel is RBF, or LIBLINEAR's -s 2): refused."""
+    is given); with a nonlinear kernel (its default is RBF) it is LIBSVM's own
+    solver, -s smo --task o. (-s 2 -n on a line that could be LIBLINEAR's is
+    refused by :func:`_ambiguous_nu`.)"""
     s = line.value("-s")
     if s is None or not _INT.match(s):
         return
     s = str(int(s))
-    libsvm = any(line.has(f) for f in ("-t",) + KERNEL_FLAGS)
-    if s == "2" and not libsvm and line.has("-n"):
-        raise ParameterError("-s 2 -n: LIBSVM's one-class SVM (its default kernel is RBF: give -t 2, or -t 0 "
-                             "for the linear one) or LIBLINEAR's -s 2 (drop -n, which it ignores)?")
+    libsvm = _is_libsvm(line, libsvm_flags)
     if (s, libsvm) not in (("21", False), ("2", True)):
         return
     nu = line.value("-n")
@@ -394,10 +459,10 @@ def _libsvm_solver(line):
     return GRID_KERNEL_SOLVER if line.has("--grid") else KERNEL_SOLVER
 
 
-def _solver_of(line):
-    """Resolve numeric -s and LIBSVM kernel lines into svm-train's -s NAME."""
+def _solver_of(line, libsvm_flags):
+    """Resolve numeric -s and LIBSVM lines into svm-train's -s NAME."""
     s = line.value("-s")
-    libsvm_line = any(line.has(f) for f in ("-t", "--grid") + KERNEL_FLAGS)     # --grid: grid.py drives LIBSVM
+    libsvm_line = _is_libsvm(line, libsvm_flags) or line.has("--grid")     # --grid: grid.py drives LIBSVM
     if s is None:
         if libsvm_line:
             line.options.insert(0, ["-s", [_libsvm_solver(line)]])
@@ -407,11 +472,16 @@ def _solver_of(line):
         table, peer = (LIBSVM_S, "LIBSVM") if libsvm_line else (LIBLINEAR_S, "LIBLINEAR")
         if s not in table:
             known = ", ".join(k for k in table)
-            raise ParameterError(f"-s {s}: not a {peer} solver number ({known}); svmtrain's solvers are "
+            why = ""
+            if peer == "LIBSVM" and _libsvm_by_flags_alone(line, libsvm_flags):
+                why = f" (the line is LIBSVM's: LIBLINEAR's train has no {libsvm_flags[0]})"
+            raise ParameterError(f"-s {s}: not a {peer} solver number ({known}){why}; svmtrain's solvers are "
                                  "named: -s dcd|ocas|pegasos|sbp|asset|smo")
         target = table[s]
         if isinstance(target, str):
             hint = " (SVMlight's kernel scale s is -g here)" if peer == "LIBSVM" else ""
+            if peer == "LIBSVM" and _libsvm_by_flags_alone(line, libsvm_flags):
+                hint = f" (the line is LIBSVM's: LIBLINEAR's train has no {libsvm_flags[0]})"
             raise ParameterError(f"-s {s}: {target}{hint}")
         line.drop("-s")
         if target is None:              # LIBSVM's C-SVC
@@ -428,8 +498,11 @@ def _solver_of(line):
                              "SVMlight's kernel scale s is -g")
 
 
-def _probability_or_bias(line):
-    """-b: LIBSVM/LIBLINEAR's probability switch, SVMlight's biased hyperplane."""
+def _probability_or_bias(line, libsvm_flags):
+    """-b: LIBSVM's probability switch (svm-train's own -b), SVMlight's biased
+    hyperplane. -b 0 where the two readings differ (a kernel model, which is
+    also what a line that is LIBSVM's by its -b alone trains; or -B, -R) is
+    refused, naming both."""
     if not line.has("-b"):
         return
     b = line.value("-b")
@@ -438,6 +511,11 @@ def _probability_or_bias(line):
     if b != "0":
         raise ParameterError(f"-b takes 0 or 1 (got {b})")
     kernel_solver = line.value("-s") in ("sbp", "asset", "smo") or line.value("-t") not in (None, "0")
+    if libsvm_flags == ["-b"] and _libsvm_by_flags_alone(line, libsvm_flags):
+        # without -b the line would not be LIBSVM's: say how to keep LIBSVM's kernel
+        raise ParameterError("-b 0 is ambiguous here: LIBSVM's 'no probability estimates' is its default "
+                             "(drop -b and give -t 2 for its RBF C-SVC), SVMlight's 'no bias' is -s dcd "
+                             "(a linear model without a bias)")
     if kernel_solver or line.has("-B") or line.has("-R"):
         raise ParameterError("-b 0 is ambiguous here: LIBSVM's 'no probability estimates' is the default "
                              "(drop -b), SVMlight's 'no bias' is --no-bias")

@@ -15,8 +15,9 @@ HELP = """Train an SVM on TRAIN_FILE (LIBSVM/SVMlight text; .gz/.bz2/.xz; - for
 standard input) and write MODEL_FILE (default: TRAIN_FILE's base name +
 '.model' in the current directory, as LIBLINEAR). LIBSVM, LIBLINEAR and
 SVMlight option spellings work as there or stop with the svmtrain
-equivalent (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"); LIBSVM's
--h 0|1 (shrinking) is accepted and changes nothing."""
+equivalent (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"); a line
+with LIBSVM's -b, -m or -h and no -s NAME trains LIBSVM's model (an RBF
+C-SVC by -s smo unless -t says otherwise)."""
 
 
 class _Command(click.Command):
