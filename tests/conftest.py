@@ -25,7 +25,7 @@ def shared(name):
 def a9a_arrays(tmp_path_factory):
     """a9a and a9a.t as scikit-learn reads them (CSR, float64, 123 features), and their paths."""
     import lzma
-    load_svmlight_file = pytest.importorskip("sklearn.datasets").load_svmlight_file
+    from sklearn.datasets import load_svmlight_file
     root = tmp_path_factory.mktemp("a9a")
     paths = []
     for name in ("a9a.xz", "a9a.t.xz"):
@@ -35,3 +35,12 @@ def a9a_arrays(tmp_path_factory):
     X, y = load_svmlight_file(str(paths[0]), n_features=123)
     T, t = load_svmlight_file(str(paths[1]), n_features=123)
     return X, y, T, t, paths
+
+
+def needs(*programs, package):
+    """Skip unless every one of the peer's ``programs`` (a name on PATH or an
+    absolute path) is installed; the reason names the Debian package."""
+    import shutil
+    missing = [p for p in programs if shutil.which(p) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"{', '.join(missing)} not installed "
+                                                    f"(apt-get install {package})")

@@ -2,7 +2,6 @@
 import ctypes
 
 import numpy as np
-import pytest
 
 
 def reset_c_rand():
@@ -17,7 +16,7 @@ def reset_c_rand():
 
 
 def csr(chunk, n_features):
-    sp = pytest.importorskip("scipy.sparse")
+    from scipy import sparse as sp
     return sp.csr_matrix((chunk.values, chunk.indices, chunk.indptr), shape=(chunk.n_rows, n_features))
 
 
@@ -31,7 +30,7 @@ def hinge_objective(A, y, w, lam, b=0.0, B=-1.0):
 
 def liblinear_optimum(chunk, y, lam, n_features, B=-1.0):
     """(w, f*) of  lambda/2|w|^2 + mean hinge  by LIBLINEAR -s 3 at eps 1e-6 (C = 1/(lambda n))."""
-    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil
     A = csr(chunk, n_features)
     C = 1.0 / (lam * chunk.n_rows)
     reset_c_rand()
@@ -45,7 +44,7 @@ def liblinear_optimum(chunk, y, lam, n_features, B=-1.0):
 
 def libsvm_linear_optimum(chunk, y, lam, n_features):
     """(w, b, f*) with an unregularised bias, by LIBSVM's linear C-SVC at eps 1e-6."""
-    svmutil = pytest.importorskip("libsvm.svmutil")
+    from libsvm import svmutil
     A = csr(chunk, n_features)
     C = 1.0 / (lam * chunk.n_rows)
     m = svmutil.svm_train(y.tolist(), A, f"-t 0 -c {C!r} -e 1e-6 -q")

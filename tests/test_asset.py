@@ -403,7 +403,7 @@ def test_decision_function_is_independent_of_row_blocks(heart, monkeypatch):
 
 
 def test_nystrom_libsvm_export_predicts_the_same_labels(tmp_path):
-    svmutil = pytest.importorskip("libsvm.svmutil", reason="libsvm-official not installed")
+    from libsvm import svmutil
     data = str(bundled("heart_scale.xz"))
     common = ["-s", "asset", "-D", "60", "-g", "0.2", "-c", "5", "-q", data]
     r = CliRunner().invoke(train_main, common + [str(tmp_path / "m.libsvm"), "--model-format", "libsvm"])

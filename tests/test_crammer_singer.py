@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from conftest import needs
+
 import svmtrain
 from svmtrain.cli.train import main as train_main
 from svmtrain.errors import ParameterError
@@ -96,7 +98,7 @@ def test_kernel_optimum_lies_inside_the_numpy_twins_bounds():
     assert info["primal_C_form"] - info["dual_objective"] < 1e-6 * info["primal_C_form"]
 
 
-@pytest.mark.skipif(LIBLINEAR is None, reason="LIBLINEAR (liblinear-train) not installed")
+@needs("liblinear-train", package="liblinear-tools")
 @pytest.mark.parametrize("opts, params", [
     (["-e", "0.0001"], {}),
     (["-e", "0.0001", "-B", "1", "-c", "0.3"], {"bias": 1.0, "C": 0.3}),
@@ -116,7 +118,7 @@ def test_objective_and_predictions_match_liblinear_s4(tmp_path, opts, params):
     assert np.mean(ours.predict(data) == read_liblinear_model(tmp_path / "ll.model").predict(data)) >= 0.995
 
 
-@pytest.mark.skipif(shutil.which("liblinear-predict") is None, reason="LIBLINEAR not installed")
+@needs("liblinear-train", "liblinear-predict", package="liblinear-tools")
 def test_mcsvm_cs_files_go_to_liblinear_predict(tmp_path):
     X, y = multiclass_data(n=300, d=10, k=3, seed=5)
     train = tmp_path / "train"

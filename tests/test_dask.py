@@ -11,6 +11,7 @@ import signal
 
 import numpy as np
 import pytest
+import distributed
 from click.testing import CliRunner
 
 from conftest import bundled
@@ -24,8 +25,6 @@ from svmtrain.io.reader import read_libsvm
 from svmtrain.data.dataset import take_rows
 from svmtrain.params import TrainParams
 from svmtrain.training import train as local_train
-
-distributed = pytest.importorskip("distributed")
 
 TOLREL = 0.01
 

@@ -1,5 +1,4 @@
 """--grid: grid.py's ranges, order and output (svmtrain/grid_search.py) on data parsed once."""
-import os
 import re
 import shutil
 import subprocess
@@ -8,7 +7,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import bundled
+from conftest import bundled, needs
 from svmtrain.cli.train import main as train_main
 from svmtrain.data.dataset import take_rows
 from svmtrain.errors import ParameterError
@@ -89,8 +88,7 @@ def test_command_writes_grid_pys_lines_out_file_and_the_best_model(tmp_path, mon
     assert not data.exists()
 
 
-@pytest.mark.skipif(not os.path.exists("/usr/bin/svm-grid") or not os.path.exists("/usr/bin/svm-train"),
-                    reason="LIBSVM's grid.py not installed")
+@needs("/usr/bin/svm-grid", "/usr/bin/svm-train", package="libsvm-tools")
 def test_out_file_parses_as_grid_pys(tmp_path):
     """svm-grid's own .out lines and ours match the same pattern, point for point in the same order."""
     import lzma

@@ -1,6 +1,7 @@
 """LIBLINEAR model files: read LIBLINEAR's, write ours, predictions identical both ways."""
 import numpy as np
 import pytest
+from liblinear import liblinearutil
 import scipy.sparse as sp
 
 from conftest import bundled
@@ -10,8 +11,6 @@ from svmtrain.io.liblinear_format import (is_liblinear_model, read_liblinear_mod
                                           write_liblinear_model)
 from svmtrain.io.reader import read_libsvm
 from svmtrain.model import LinearModel
-
-liblinearutil = pytest.importorskip("liblinear.liblinearutil")
 
 
 def chunk_of(A, labels):

@@ -1,11 +1,11 @@
 """LIBSVM model files: read LIBSVM's models, write ours, round trips through libsvm-official."""
-import os
 import subprocess
 
 import numpy as np
 import pytest
+from libsvm import svmutil
 
-from conftest import bundled
+from conftest import bundled, needs
 from reference import csr
 from svmtrain.errors import ModelFormatError, ParameterError
 from svmtrain.io.libsvm_format import read_libsvm_model, write_libsvm_model
@@ -15,7 +15,6 @@ from svmtrain.kernels.model import KernelModel
 from svmtrain.params import TrainParams
 from svmtrain.training import train
 
-svmutil = pytest.importorskip("libsvm.svmutil")
 LIBSVM_PREDICT = "/usr/bin/svm-predict"
 
 
@@ -88,7 +87,7 @@ def test_label_order_and_sign_convention(tmp_path, pos, neg):
     assert (model.predict(X) == X.labels).mean() > 0.8
 
 
-@pytest.mark.skipif(not os.path.exists(LIBSVM_PREDICT), reason="Debian's svm-predict not installed")
+@needs(LIBSVM_PREDICT, package="libsvm-tools")
 def test_debian_svm_predict_reads_our_file(tmp_path):
     import lzma
     data = tmp_path / "heart"

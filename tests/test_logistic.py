@@ -63,7 +63,7 @@ def test_dcd_logistic_matches_the_numpy_twin(C):
 @pytest.mark.parametrize("s", [0, 7])
 def test_a9a_objective_matches_liblinear(s):
     """Issue 17's figure: a9a, --loss log -c 1, objective within 1e-4 of LIBLINEAR -s 7 -e 1e-6 (here 1e-9)."""
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     data = read_libsvm(bundled("a9a.xz"))
     y = np.where(data.labels == 1.0, 1.0, -1.0)
     import scipy.sparse as sp
@@ -79,7 +79,7 @@ def test_a9a_objective_matches_liblinear(s):
 
 
 def test_probabilities_equal_liblinears_for_its_model_files(tmp_path):
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     for classes, s in (((1.0, -1.0), 0), ((1.0, 2.0, 3.0), 7)):
         chunk, X = blobs(n=150, classes=classes, seed=3)
         rows = [{j + 1: v for j, v in enumerate(r)} for r in X]
@@ -98,7 +98,7 @@ def test_svm_predict_b1_prints_what_liblinear_predict_prints(tmp_path):
     """Byte for byte against the binary when installed; otherwise the format, from liblinear-official's numbers."""
     text = tmp_path / "heart"
     text.write_bytes(lzma.decompress(bundled("heart_scale.xz").read_bytes()))
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     y, x = util.svm_read_problem(str(text))
     reset_c_rand()
     util.save_model(str(tmp_path / "lr.model"), util.train(y, x, "-s 0 -c 1 -q"))
@@ -126,7 +126,7 @@ def test_b1_on_a_model_without_probabilities_is_refused(tmp_path):
 
 @pytest.mark.parametrize("line", ["-s 0", "-s 7 -c 2", "--loss log -B 1"])
 def test_logistic_lines_train_lr_and_liblinear_reads_the_model(tmp_path, line):
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     text = tmp_path / "heart"
     text.write_bytes(lzma.decompress(bundled("heart_scale.xz").read_bytes()))
     r = CliRunner().invoke(train_main, ["-q"] + line.split() + [str(text), str(tmp_path / "m")])
@@ -143,7 +143,7 @@ def test_logistic_lines_train_lr_and_liblinear_reads_the_model(tmp_path, line):
 
 def test_log_loss_on_a9a_test_set_close_to_liblinear():
     """Issue 17: the held-out log-loss of our LR model is within 0.01 of LIBLINEAR LR's."""
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     train_data, test_data = read_libsvm(bundled("a9a.xz")), read_libsvm(bundled("a9a.t.xz"))
     model = train(train_data, TrainParams(loss="log", C=1.0))
     p = model.probabilities(model.decision_function(test_data))

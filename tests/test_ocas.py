@@ -10,6 +10,7 @@ high-accuracy OCAS run (a valid lower bound whatever the run did).
 import numba
 import numpy as np
 import pytest
+from liblinear import liblinearutil
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,8 +25,6 @@ from svmtrain.solvers import ocas
 import naive_ocas as N
 from conftest import bundled
 from reference import reset_c_rand
-
-liblinearutil = pytest.importorskip("liblinear.liblinearutil")
 
 
 # ---------------------------------------------------------------------------

@@ -10,6 +10,8 @@ import pytest
 import scipy.sparse as sp
 from click.testing import CliRunner
 
+from conftest import needs
+
 import svmtrain
 from svmtrain.arrays import as_chunk
 from svmtrain.cli.train import main as train_main
@@ -225,7 +227,7 @@ def test_objective_brackets_the_dcd_optimum(params):
     assert np.mean(m.predict(data) == ref.predict(data)) >= 0.99
 
 
-@pytest.mark.skipif(LIBLINEAR is None, reason="LIBLINEAR (liblinear-train) not installed")
+@needs("liblinear-train", package="liblinear-tools")
 def test_objective_within_1e4_of_liblinear_s4(tmp_path):
     X, y = multiclass_data(n=800, d=40, k=5, seed=3)
     train = tmp_path / "train"
@@ -258,9 +260,8 @@ def test_full_buffer_of_active_cuts_stops():
     X, y = multiclass_data(n=300, d=10, k=3, seed=6)
     r = svmtrain.train(X, y.astype(np.float64), solver="ocas", multiclass="cs", eps=1e-6,
                        cut_buffer=2).fit_results[0]
-    assert r.info["exit"] in ("CutBuffer", "TolRel")
-    if r.info["exit"] == "CutBuffer":
-        assert not r.converged and r.info["n_cuts"] == 2
+    assert r.info["exit"] == "CutBuffer"        # a gap near 1 after 2 cuts: far from the 1e-6 tolerance
+    assert not r.converged and r.info["n_cuts"] == 2 and r.info["gap_rel"] > 1e-6
 
 
 def test_refusals(tmp_path):

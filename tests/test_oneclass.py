@@ -120,7 +120,7 @@ def test_progress_calls_give_the_same_model():
 def test_same_iterates_as_liblinear_s21(tmp_path, data, nu):
     """LIBLINEAR 2.4x's -s 21: the same working sets and arithmetic, so the same
     iterations, w and rho; issue 18's figure is the objective (within 1e-4)."""
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     if data == "heart_scale":
         _, chunk = heart_scale(tmp_path)
     else:
@@ -156,7 +156,7 @@ def test_refusals():
 
 # ---------------------------------------------------------------- model files
 def test_svmtrain_and_liblinear_files_both_ways(tmp_path):
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     from svmtrain.io.liblinear_format import read_liblinear_model, write_liblinear_model
     chunk, A = synthetic(n=300, seed=5)
     test, B = synthetic(n=200, seed=6)
@@ -191,7 +191,7 @@ def test_svmtrain_and_liblinear_files_both_ways(tmp_path):
 def test_libsvm_one_class_files_both_ways(tmp_path, options):
     """one_class files: our predictions and decision values are LIBSVM's from the same file, and
     LIBSVM reads what we write back."""
-    util = pytest.importorskip("libsvm.svmutil")
+    from libsvm import svmutil as util
     from svmtrain.io.libsvm_format import write_libsvm_model
     path, chunk = heart_scale(tmp_path)
     y, x = util.svm_read_problem(str(path))
@@ -229,7 +229,7 @@ def test_asset_nystrom_with_every_row_is_libsvm_one_class(tmp_path):
     agree to the solvers' tolerance. (Labels of rows on the boundary, |decision| ~ 0, follow rounding:
     at -g 0.5 over half of heart_scale's rows are there, and LIBSVM at -e 1e-3 and 1e-7 agrees with
     itself on 74 % of the labels only; README, "One-class".)"""
-    util = pytest.importorskip("libsvm.svmutil")
+    from libsvm import svmutil as util
     path, chunk = heart_scale(tmp_path)
     A = dense_of(chunk, chunk.n_features)
     for g, nu in ((0.5, 0.1), (0.05, 0.5)):
@@ -255,7 +255,7 @@ def blobs(n, seed):
 def test_asset_kernel_one_class_agrees_with_libsvm_beyond_the_landmarks(tmp_path, approx):
     """n = 2000 rows, 256 landmarks / random features: at least 97 % of the training rows and of a
     grid of test points get LIBSVM's label; the fraction outside stays near nu."""
-    util = pytest.importorskip("libsvm.svmutil")
+    from libsvm import svmutil as util
     chunk, A = blobs(2000, 0)
     test, B = blobs(1000, 1)
     B = B * 1.6                                     # test points inside, around and away from the blobs

@@ -2,11 +2,9 @@
 import numpy as np
 import pytest
 
-pytest.importorskip("sklearn")
+from sklearn.datasets import make_blobs
 
-from sklearn.datasets import make_blobs  # noqa: E402
-
-from svmtrain.sklearn import SVMClassifier, SVMRegressor, load  # noqa: E402
+from svmtrain.sklearn import SVMClassifier, SVMRegressor, load
 
 
 @pytest.mark.parametrize("centers", [2, 3])

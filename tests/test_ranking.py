@@ -171,7 +171,7 @@ def liblinear_on_pairs(flags):
     """LIBLINEAR (``flags``: its solver and tolerance, no bias) on the explicit
     pair differences (label +1) of a 30-query synthetic set at C = 20:
     (chunk, dense rows, C, pair cost, LIBLINEAR's w)."""
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     chunk, dense = synthetic(n=500, d=15, queries=30, seed=1)
     i, j = N.pairs(chunk.qid, chunk.labels)
     D = dense[i] - dense[j]

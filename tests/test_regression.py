@@ -93,7 +93,7 @@ def test_dcd_regression_matches_the_numpy_twin(loss, C, p, B):
 
 @pytest.mark.parametrize("s, loss", [(11, LOSSES[1]), (12, LOSSES[1]), (13, LOSSES[0])])
 def test_dcd_regression_reaches_liblinear_optimum(s, loss):
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     chunk, A = synthetic(n=600, d=20, seed=3)
     reset_c_rand()
     m = util.train(chunk.labels.tolist(), [{j + 1: v for j, v in enumerate(row) if v} for row in A],
@@ -111,7 +111,7 @@ def test_dcd_regression_reaches_liblinear_optimum(s, loss):
 
 def test_concrete_scale_against_liblinear(tmp_path):
     """The shared regression set: -s 12/13 objectives within 1e-4 of LIBLINEAR's at a tight tolerance."""
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     text = tmp_path / "concrete"
     text.write_bytes(lzma.decompress(shared("concrete_scale.xz").read_bytes()))
     y, x = util.svm_read_problem(str(text))
@@ -145,7 +145,7 @@ def test_regression_model_round_trips_through_both_formats(tmp_path):
 
 
 def test_liblinear_reads_our_regression_model_and_we_read_its(tmp_path):
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     chunk, A = synthetic(seed=5)
     model = train(chunk, TrainParams(task="r", loss=LOSSES[1], C=1.0, eps=1e-6))
     write_liblinear_model(model, tmp_path / "ours.ll")
@@ -221,7 +221,7 @@ def test_regression_refusals():
                                      "-s 3 -t 0 -c 1"])
 def test_libsvm_regression_models_both_ways(tmp_path, options):
     """epsilon_svr / nu_svr files: our predictions are LIBSVM's, and LIBSVM reads what we write."""
-    util = pytest.importorskip("libsvm.svmutil")
+    from libsvm import svmutil as util
     from svmtrain.io.libsvm_format import write_libsvm_model
     chunk, A = synthetic(n=150, d=6, seed=7)
     rows = [{j + 1: v for j, v in enumerate(row) if v} for row in A]
@@ -250,7 +250,7 @@ def nonlinear(n, seed):
 
 
 def libsvm_test_mse(options, train_chunk, A, test_chunk, B):
-    util = pytest.importorskip("libsvm.svmutil")
+    from libsvm import svmutil as util
     reset_c_rand()
     m = util.svm_train(train_chunk.labels.tolist(), [{j + 1: v for j, v in enumerate(r)} for r in A], options + " -q")
     pred, _, _ = util.svm_predict(test_chunk.labels.tolist(), [{j + 1: v for j, v in enumerate(r)} for r in B], m, "-q")
@@ -295,7 +295,7 @@ def test_asset_regression_on_concrete_scale(tmp_path):
 
 def test_liblinear_model_predicts_bit_for_bit(tmp_path):
     """Scores are summed in LIBLINEAR's order (features, then the bias feature): identical doubles."""
-    util = pytest.importorskip("liblinear.liblinearutil")
+    from liblinear import liblinearutil as util
     chunk, A = synthetic(n=300, d=15, seed=11)
     rows = [{j + 1: v for j, v in enumerate(row) if v} for row in A]
     reset_c_rand()

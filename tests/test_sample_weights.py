@@ -47,7 +47,7 @@ def test_dcd_weights_equal_repeated_rows(heart, loss):
 
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
 def test_dcd_weights_match_liblinear_instance_weights(heart, loss):
-    LinearSVC = pytest.importorskip("sklearn.svm").LinearSVC
+    from sklearn.svm import LinearSVC
     X, y, s = heart
     ours = svmtrain.train(X, y, sample_weight=s, loss=loss.replace("_", "-"), **TIGHT)
     theirs = LinearSVC(loss=loss, C=1.0, tol=1e-9, max_iter=100000, intercept_scaling=1.0).fit(X, y, sample_weight=s)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, bundled, shared
+from conftest import ROOT, bundled, needs, shared
 from svmtrain._gformat_kernels import format_array
 from svmtrain.cli.scale import main as scale_main
 from svmtrain.errors import InputFormatError
@@ -22,7 +22,7 @@ from svmtrain.io.reader import parse_bytes
 from svmtrain.scaling import Ranges, Scaler, compute_stats, format_c
 
 LIBSVM_SCALE = "/usr/bin/svm-scale"
-needs_libsvm = pytest.mark.skipif(not os.path.exists(LIBSVM_SCALE), reason="LIBSVM's svm-scale not installed")
+needs_libsvm = needs(LIBSVM_SCALE, package="libsvm-tools")
 
 
 def run(args, input=None):

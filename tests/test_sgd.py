@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import naive_sgd
-from conftest import bundled, shared
+from conftest import bundled
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams, check_params
@@ -125,7 +125,7 @@ def test_refusals(kw, message):
 @pytest.mark.parametrize("update", ["bottou", "sgdqn", "fobos"])
 def test_a9a_accuracy_near_dcd(update):
     """The issue's acceptance: lambda = 1e-4 on a9a, accuracy within 0.5 points of dcd's."""
-    X, Xt = read_libsvm(shared("a9a.xz")), read_libsvm(shared("a9a.t.xz"))
+    X, Xt = read_libsvm(bundled("a9a.xz")), read_libsvm(bundled("a9a.t.xz"))
     acc = {}
     for solver, kw in (("dcd", {}), ("sgd", {"update": update})):
         model = train(X, TrainParams(solver=solver, lam=1e-4, **kw))

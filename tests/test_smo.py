@@ -3,11 +3,11 @@ twin (same working sets, same alphas), the solution against libsvm-official
 (same dual objective, support vectors, rho and predictions), one-vs-one
 multi-class, class weights and model files."""
 import lzma
-import os
 import subprocess
 
 import numpy as np
 import pytest
+from libsvm import svmutil
 from click.testing import CliRunner
 
 import svmtrain
@@ -19,11 +19,10 @@ from svmtrain.kernels.functions import RBF, Kernel
 from svmtrain.params import TrainParams
 from svmtrain.solvers import smo
 
-from conftest import bundled
+from conftest import bundled, needs
 from reference import csr
 from test_crammer_singer import multiclass_data
 
-svmutil = pytest.importorskip("libsvm.svmutil")
 TAU = 1e-12
 LIBSVM_PREDICT = "/usr/bin/svm-predict"      # LIBSVM's, same name as ours
 
@@ -244,7 +243,7 @@ def test_refusals():
         svmtrain.train(X, y.astype(np.float64), solver="smo", bias=1.0)
 
 
-@pytest.mark.skipif(not os.path.exists(LIBSVM_PREDICT), reason="LIBSVM's svm-predict not installed")
+@needs(LIBSVM_PREDICT, package="libsvm-tools")
 def test_libsvm_model_file_goes_to_libsvm_predict(tmp_path):
     train = tmp_path / "heart"
     X = read_libsvm(bundled("heart_scale.xz"))
@@ -260,7 +259,7 @@ def test_libsvm_model_file_goes_to_libsvm_predict(tmp_path):
     assert X.n_rows == len(theirs)
 
 
-@pytest.mark.skipif(not os.path.exists("/usr/bin/svm-train"), reason="LIBSVM's svm-train not installed")
+@needs("/usr/bin/svm-train", package="libsvm-tools")
 @pytest.mark.parametrize("h", ["0", "1"])
 def test_command_line_prints_libsvms_iterations_and_objective(tmp_path, h):
     """`svm-train -s smo ... -h H` against LIBSVM's `svm-train ... -h H` on
@@ -343,7 +342,7 @@ def test_one_class_start_is_libsvms():
     np.testing.assert_array_equal(smo.one_class_start(4, 1.0), [1.0, 1.0, 1.0, 1.0])
 
 
-@pytest.mark.skipif(not os.path.exists("/usr/bin/svm-train"), reason="LIBSVM's svm-train not installed")
+@needs("/usr/bin/svm-train", package="libsvm-tools")
 @pytest.mark.parametrize("flags", ["-s 3 -c 1 -g 0.5 -p 0.2", "-s 2 -n 0.2 -g 0.3", "-s 3 -t 0 -c 0.5 -h 0"])
 def test_libsvm_regression_and_one_class_lines(tmp_path, flags):
     """LIBSVM's -s 3 and -s 2 lines train -s smo --task r|o: the printed

@@ -1,0 +1,147 @@
+"""A read-only install (a system-wide one): numba keeps each user's compiled
+kernels in that user's cache directory, and ``svm-train --precompile`` by that
+user leaves nothing to compile for any solver.
+
+The package is copied (without caches) into a directory its user cannot
+write, and every run is a fresh interpreter as an unprivileged user: the
+user ``nobody`` (through ``setpriv``) when the suite runs as root, for whom
+permissions would not apply, else the user running the suite. HOME is a
+fresh directory, so numba's user-wide cache starts empty. What the scripts
+``check_readonly_install.sh`` and ``check_precompile.py`` print, asserted."""
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numba
+import pytest
+
+from conftest import ROOT, bundled
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from check_precompile import RUNS  # noqa: E402
+
+# run each svm-train argument list of argv[2] (JSON) on argv[1] and print, per
+# run, the numba functions it compiled; "precompile" instead runs --precompile
+RUN_AND_COUNT = r"""
+import json, os, sys, tempfile
+from numba.core import event
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        d = ev.data["dispatcher"]
+        compiled.append(d.py_func.__module__ + "." + d.py_func.__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listener())
+import svmtrain
+from svmtrain.cli.predict import main as predict_main
+from svmtrain.cli.train import main as train_main
+if sys.argv[1] == "precompile":
+    if __name__ == "__main__":
+        train_main(["--precompile"], standalone_mode=False)
+    sys.exit(0)
+data, runs, counts = sys.argv[1], json.loads(sys.argv[2]), []
+for args in runs:
+    before = len(compiled)
+    model = os.path.join(tempfile.mkdtemp(), "m")
+    train_main(["-q"] + args + [data, model], standalone_mode=False)
+    if "-v" not in args:
+        predict_main(["-q", data, model, model + ".out"], standalone_mode=False)
+    counts.append(compiled[before:])
+print(json.dumps({"package": os.path.dirname(svmtrain.__file__), "compiled": counts}))
+"""
+
+
+def _python_and_prefix():
+    """(argv prefix that drops to an unprivileged user, Python it can run)."""
+    if os.geteuid() != 0:
+        return [], sys.executable
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root needs setpriv (util-linux) to test as the user nobody")
+    python = sys.executable
+    if not os.access(python, os.X_OK) or "/root/" in os.path.realpath(python):
+        python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"], python
+
+
+@pytest.fixture(scope="module")
+def readonly_install():
+    """(run(home, *argv) -> CompletedProcess, new_home(name) -> a fresh HOME,
+    the read-only package directory, the data file)."""
+    top = Path(tempfile.mkdtemp(prefix="svmtrain-readonly-"))     # not under pytest's 0700 directory
+    top.chmod(0o755)
+    site = top / "site"
+    shutil.copytree(ROOT / "svmtrain", site / "svmtrain",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "*.pyc"))
+    data = top / "heart_scale.xz"
+    shutil.copy(bundled("heart_scale.xz"), data)
+    for path in [site, *site.rglob("*")]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    data.chmod(0o444)
+    prefix, python = _python_and_prefix()
+    deps = str(Path(numba.__file__).resolve().parents[1])       # numpy, scipy, numba, click, tqdm
+
+    def run(home, *argv, code=RUN_AND_COUNT):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "XDG_", "PYTHON"))}
+        env.update(HOME=str(home), PYTHONPATH=f"{site}{os.pathsep}{deps}", PYTHONDONTWRITEBYTECODE="1")
+        return subprocess.run(prefix + [python, "-c", code, *argv], env=env, cwd=home,
+                              capture_output=True, text=True, timeout=900)
+
+    def new_home(name):
+        home = top / name
+        home.mkdir()
+        if prefix:
+            shutil.chown(home, "nobody", "nogroup")
+        return home
+
+    try:
+        probe = run(new_home("probe"), code="import numpy, scipy, numba, click, tqdm, svmtrain")
+        if probe.returncode != 0 and prefix:
+            pytest.skip(f"the user nobody cannot run {python} with {deps} (a root-only install: "
+                        f"install svmtrain's dependencies where every user can read them): {probe.stderr[-200:]}")
+        assert probe.returncode == 0, probe.stderr
+        yield run, new_home, site, data
+    finally:
+        for path in [site, *site.rglob("*")]:
+            path.chmod(stat.S_IRWXU)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def counts(result):
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def cache_files(home):
+    return sorted((home / ".cache" / "numba").rglob("*.nbi"))
+
+
+def test_first_run_caches_in_the_users_directory_and_the_second_compiles_nothing(readonly_install):
+    run, new_home, site, data = readonly_install
+    home = new_home("two-runs")
+    first = counts(run(home, str(data), json.dumps([["-s", "pegasos"]])))
+    assert Path(first["package"]).resolve() == (site / "svmtrain").resolve()    # the read-only copy
+    assert "svmtrain.solvers._pegasos_kernels.pegasos_steps" in first["compiled"][0]
+    assert cache_files(home)                                      # written to ~/.cache/numba
+    assert not list(site.rglob("__pycache__"))                    # and nothing into the package
+    second = counts(run(home, str(data), json.dumps([["-s", "pegasos"]])))
+    assert second["compiled"] == [[]]
+
+
+@pytest.mark.slow
+def test_precompile_by_the_user_leaves_nothing_to_compile_for_any_solver(readonly_install):
+    """svm-train --precompile (every group), then every command line of
+    scripts/check_precompile.py (each solver, task, loss, --stream, -C, ...)."""
+    run, new_home, site, data = readonly_install
+    home = new_home("precompiled")
+    r = run(home, "precompile")
+    assert r.returncode == 0, r.stderr
+    assert len(cache_files(home)) > 50
+    result = counts(run(home, str(data), json.dumps(RUNS)))
+    compiled = {" ".join(args): names for args, names in zip(RUNS, result["compiled"]) if names}
+    assert compiled == {}
