@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
 .PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-smo bench-smo-growth bench-asset clean fuzz bench-cache \
-	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-sklearn bench-multiclass bench-ocas-sparse experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset exp-survey \
+	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-sklearn bench-multiclass bench-ocas-sparse bench-ocas-svmocas experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset exp-asset-defaults \
+	exp-survey \
 	readme-tour
 
 $(BIN)/python:
@@ -64,6 +65,11 @@ bench-smo-growth: install
 bench-asset: install
 	$(BIN)/python scripts/bench_asset.py
 
+# -s ocas (and --ocas-method cp) against Debian's svmocas on a9a, one thread;
+# BENCH_OCAS_SVMOCAS_ARGS=--synthetic adds the 200k x 200k synthetic file (minutes)
+bench-ocas-svmocas: install
+	$(BIN)/python scripts/bench_ocas_svmocas.py $(BENCH_OCAS_SVMOCAS_ARGS)
+
 # --engine dask: distributed OCAS with 1 and 2 workers on a synthetic file split into partitions
 bench-dask: venv
 	$(PIP) install -e '.[dask]'
@@ -117,6 +123,10 @@ exp-sbp: install
 
 exp-asset: install
 	$(BIN)/python scripts/exp_asset.py
+
+# -s asset's defaults on a9a: epochs x averaging, the defaults over 8 seeds, --eig-threshold
+exp-asset-defaults: install
+	$(BIN)/python scripts/exp_asset_defaults.py
 
 exp-survey: install
 	$(BIN)/python scripts/exp_survey.py
