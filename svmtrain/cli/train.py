@@ -172,6 +172,7 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     find_c = options.pop("find_c")
     scale, scale_range = options.pop("scale"), options.pop("scale_range")
     grid = {k: options.pop(k) for k in ("grid", "log2c", "log2g", "grid_out", "grid_png", "jobs")}
+    given_p = options.get("epsilon")        # -C for regression searches p from a given -p down
     params = check_params(TrainParams(class_weights=dict(class_weights), **options))
     if scheduler and engine != "dask":
         raise ParameterError("--scheduler needs --engine dask")
@@ -249,7 +250,7 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
 
     if find_c:
         return _search_c(data, params, 5 if folds is None else folds, show, echo, log, record_time, model_file,
-                         model_format, scaling)
+                         model_format, scaling, given_p)
     if grid["grid"]:
         return _search_grid(data, params, 5 if folds is None else folds, grid, display_name(train_file), show,
                             echo, log, record_time, model_file, model_format, scaling)
@@ -282,22 +283,24 @@ def _scaled(data, scale_range, quiet):
     return scaled, ranges
 
 
-def _search_c(data, params, folds, show, echo, log, record_time, model_file, model_format, scaling=None):
+def _search_c(data, params, folds, show, echo, log, record_time, model_file, model_format, scaling=None,
+              start_p=None):
     """-C: LIBLINEAR's lines (with -q only the best C), then with MODEL_FILE
-    the model at the best C."""
+    the model at the best C (and, for regression, p)."""
     import dataclasses
 
-    from ..param_search import MAX_C, search_c
+    from ..param_search import max_c, search_c
     echo(f"Doing parameter search with {folds}-fold cross validation.")
     with Progress(show, "C path") as bar:
-        path = search_c(data, params, folds, progress=bar.set_to, on_point=lambda p: echo(p.line()))
-    if path.reached_max:
-        echo(f"WARNING: maximum C ({MAX_C:g}) reached.")
+        path = search_c(data, params, folds, progress=bar.set_to, on_point=lambda p: echo(p.line()),
+                        start_p=start_p, on_max=lambda: echo(f"WARNING: maximum C ({max_c(params):g}) reached."))
     click.echo(path.best_line())
     if model_file is None:
         return
     from ..training import train
     best = dataclasses.replace(params, C=path.best.C)
+    if path.best.p is not None:
+        best = dataclasses.replace(best, epsilon=path.best.p)
     with Progress(show, f"training ({params.solver}) at C = {path.best.C:g}") as bar:
         model = train(data, best, progress=bar.set_to, log=log)
     _finish(model, best, echo, log, record_time, model_file, model_format, scaling)

@@ -11,6 +11,12 @@ squared-epsilon-insensitive``, LIBLINEAR -s 12 and, by its primal solver,
 ``params.resolved_C(n)``. -B adds LIBLINEAR's regularised constant
 feature. The optimisation is one numba kernel (``_svr_kernels.svr_run``,
 Ho and Lin 2012); this module prepares its arrays, runs it and reports.
+
+A path of C values (``svm-train -C --task r``) warm-starts each C from the
+previous C's dual point, beta scaled by the ratio of the C values and
+clipped to the new box (as ``dcd.fit`` scales alpha). The kernel's stopping
+rule is relative to its first outer iteration, which at a warm start is
+already small: a warm-started solve is at least as tight as a cold one.
 """
 import math
 
@@ -18,15 +24,20 @@ import numpy as np
 
 from ..errors import ParameterError
 from . import _svr_kernels as K
-from ._common import margins, row_sqnorms, sq_norm
+from ._common import margins, row_sqnorms, sq_norm, start_w
 from .base import FitResult, csr_arrays, drive, finish_w, kernel_bias, warn_max_iter
 from .dcd import check_params
 
 SQUARED = "squared-epsilon-insensitive"
+WARM_START = True      # fit takes warm_start
 
 
-def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):
+def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None, warm_start=None):
     """Train on real targets ``y``; see the module docstring.
+
+    ``warm_start``: a dict owned by the caller, for a path of C values on
+    the same rows: when it holds a previous solution (``beta``, ``C``) the
+    solve starts from it scaled to this C; on return it holds this one.
 
     FitResult: ``w`` (n_features, + 1 with -B), ``objective`` (the
     lambda-form primal, lambda/2 |w|^2 + (1/n) sum_i loss_i), ``n_iter``,
@@ -53,6 +64,9 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
 
     w = np.zeros(n_features + 1, np.float64)
     beta = np.zeros(n, np.float64)
+    if warm_start is not None and "beta" in warm_start:
+        beta[:] = np.clip(warm_start["beta"] * (C / warm_start["C"]), -upper, upper)
+        start_w(indptr, indices, values, B, np.ones(n), beta.reshape(n, 1), w)
     QD = row_sqnorms(indptr, values, B) + lam
     index = np.arange(n, dtype=np.int64)
     istate = np.array([n, 0], np.int64)
@@ -69,6 +83,8 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
                       n, max_iter, progress, report)
     n_iter = int(istate[K.ITER])
     warn_max_iter(log, converged, max_iter)
+    if warm_start is not None:
+        warm_start["beta"], warm_start["C"] = beta.copy(), C
 
     scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
     ww = sq_norm(w)
