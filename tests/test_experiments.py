@@ -45,7 +45,7 @@ def test_without_matplotlib_csv_and_a_message(monkeypatch, tmp_path, capsys):
 
 
 def test_with_matplotlib_a_small_png(monkeypatch, tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason="matplotlib not installed (pip install -e '.[plot]')")
     check_rows(run_exp_asset(monkeypatch, tmp_path))
     png = tmp_path / "exp-asset.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

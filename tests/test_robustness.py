@@ -195,7 +195,7 @@ def test_missing_files(tmp_path, heart, model):
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
-                    reason="permissions do not apply to root")
+                    reason="permissions do not apply to root (test_unreadable_files_simulated covers it)")
 def test_unreadable_files(tmp_path, heart, model):
     heart.chmod(0)
     try:
@@ -241,7 +241,7 @@ def test_unreadable_files_simulated(tmp_path, heart, model, monkeypatch):
 
 def test_unwritable_directory(tmp_path, heart):
     if os.geteuid() == 0:
-        pytest.skip("permissions do not apply to root")
+        pytest.skip("permissions do not apply to root: run the suite as a user to test an unwritable directory")
     d = tmp_path / "ro"
     d.mkdir()
     d.chmod(0o555)
