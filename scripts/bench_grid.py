@@ -2,7 +2,7 @@
 """svm-train --grid against LIBSVM's grid.py (svm-grid) on the same ranges and folds count.
 
     python scripts/bench_grid.py [--log2c -5,15,2] [--log2g 3,-15,-2] [-v 5] [--files svmguide1,a9a-5k]
-                                 [--solvers sbp,asset] [--workdir DIR]
+                                 [--solvers smo,sbp,asset] [--workdir DIR]
 
 Files: svmguide1 (../shared/data, scaled to [-1, 1] by svm-scale as LIBSVM's
 guide does) and the first 5,000 rows of a9a (bundled). grid.py runs
@@ -74,7 +74,7 @@ def main(argv=None):
     ap.add_argument("--log2g", default="3,-15,-2")
     ap.add_argument("-v", "--folds", default="5")
     ap.add_argument("--files", default="svmguide1,a9a-5k")
-    ap.add_argument("--solvers", default="sbp,asset")
+    ap.add_argument("--solvers", default="smo,sbp,asset")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "svmtrain-bench"))
     a = ap.parse_args(argv)
     os.makedirs(a.workdir, exist_ok=True)

@@ -15,7 +15,9 @@ smaller C).
 Parallel: the points run in ``jobs`` worker processes forked after the data
 is parsed, so every worker reads the same arrays (copy-on-write), never the
 text; each worker runs its solver on one thread. Kernel solvers start every
-point afresh (sbp, asset and kernel pegasos have no warm start along C).
+point afresh (no warm start along C yet). Which solvers --grid takes is the
+solver registry's answer (:func:`kernel_model`): the ones that train a
+kernel model with the given options.
 """
 import contextlib
 import dataclasses
@@ -31,7 +33,6 @@ from .errors import ParameterError
 
 DEFAULT_LOG2C = "-5,15,2"
 DEFAULT_LOG2G = "3,-15,-2"
-GRID_SOLVERS = ("sbp", "asset", "pegasos")
 
 
 def parse_range(text, flag):
@@ -141,11 +142,21 @@ def point_params(params, log2c, log2g):
     return dataclasses.replace(params, **changes)
 
 
+def kernel_model(solver, kernel_type):
+    """Whether ``-s solver`` with ``-t kernel_type`` (None: not given) trains a
+    kernel model, as the solver registry says: a kernel solver, trained by its
+    kernelized module where it has one only for a nonlinear -t."""
+    from .solvers import KERNEL_SOLVERS, KERNELIZED
+    return solver in KERNEL_SOLVERS and (solver not in KERNELIZED or kernel_type not in (None, 0))
+
+
 def check_grid(params, folds):
     """ParameterError unless --grid applies: a kernel solver on classification, folds >= 2."""
-    if params.solver not in GRID_SOLVERS or (params.solver == "pegasos" and params.kernel_type in (None, 0)):
-        raise ParameterError(f"--grid searches C and gamma for the kernel solvers (-s sbp, asset, pegasos -t K); "
-                             f"for -s {params.solver} (linear) -C searches C")
+    from .solvers import KERNEL_SOLVERS, KERNELIZED
+    if not kernel_model(params.solver, params.kernel_type):
+        names = ", ".join(s + (" -t K" if s in KERNELIZED else "") for s in KERNEL_SOLVERS)
+        raise ParameterError(f"--grid searches C and gamma for the kernel solvers (-s {names}); "
+                             f"for -s {params.solver} without a kernel, -C searches C")
     if params.task != "c":
         raise ParameterError("--grid searches for classification; for other tasks run -v N at several -c -g")
     if folds < 2:

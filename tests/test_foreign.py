@@ -245,7 +245,7 @@ TRANSLATES = [
     ("-z c -c 1 -b 1", "-s smo -c 1 --task c -t 0"),
     ("-z c -c 1 -b 0", "-s dcd -c 1 --task c"),
     ("-c 1 -b 1 -m 40 -h 100 -x 0", "-s smo -c 1 -m 40 -t 0"),
-    ("--grid -b 1", "-s sbp --grid -b 1"),
+    ("--grid -b 1", "-s smo --grid -b 1"),
 ]
 
 

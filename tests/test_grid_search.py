@@ -62,6 +62,37 @@ def test_each_rate_is_an_independent_cross_validation(small):
     assert result.best.rate == max(p.rate for p in result.points)
 
 
+def test_smo_rates_are_cold_cross_validations_from_the_command_line(tmp_path, monkeypatch):
+    """The exact solver under --grid (the default of a LIBSVM line with
+    --grid): each point's rate is svm-train -v's at that C and gamma."""
+    monkeypatch.chdir(tmp_path)
+    data = str(bundled("heart_scale.xz"))
+    r = CliRunner().invoke(train_main, ["--grid", "-log2c", "-1,1,2", "-log2g", "-3,-1,2", "-v", "3", data])
+    assert r.exit_code == 0, r.output
+    points = re.findall(r"^\[local\] (\S+) (\S+) (\S+) ", r.output, re.M)
+    assert len(points) == 4
+    for log2c, log2g, rate in points:
+        cv = CliRunner().invoke(train_main, ["-s", "smo", "-v", "3", "-c", repr(2.0 ** float(log2c)),
+                                             "-g", repr(2.0 ** float(log2g)), data])
+        assert cv.exit_code == 0, cv.output
+        assert float(rate) == float("%g" % float(re.search(r"Accuracy = (\S+)%", cv.output).group(1)))
+
+
+def kernel_solvers():
+    """Every solver the registry lists as training kernel models, with -t 2."""
+    from svmtrain.solvers import KERNEL_SOLVERS
+    return list(KERNEL_SOLVERS)
+
+
+@pytest.mark.parametrize("solver", kernel_solvers())
+def test_every_kernel_solver_of_the_registry_searches(small, solver):
+    extra = {"asset": dict(dim=32), "sbp": dict(epochs=2), "norma": dict(budget=50)}.get(solver, {})
+    params = TrainParams(solver=solver, kernel_type=2, **extra)
+    result = search_grid(small, params, [-1.0, 1.0], [-2.0], folds=3, jobs=1)
+    assert [(p.log2c, p.log2g) for p in result.points] == grid_points([-1.0, 1.0], [-2.0])
+    assert all(0.0 < p.rate <= 100.0 for p in result.points)
+
+
 def test_jobs_do_not_change_the_result(small):
     params = TrainParams(solver="asset", kernel_type=2, dim=32)
     one = search_grid(small, params, [-1.0, 1.0], [-2.0, 0.0], folds=3, jobs=1)

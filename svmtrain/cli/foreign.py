@@ -26,8 +26,8 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
   its own solver (``-s smo``: LIBSVM's default kernel, RBF with gamma
   1/number of features, unless ``-t`` says otherwise; LIBSVM's working
   sets, shrinking and bias, so LIBSVM's solution; ``-t 0`` is its linear
-  kernel; ``-b 1`` fits Platt's probabilities as LIBSVM's does), except under
-  ``--grid``, which searches with ``-s sbp``; kernel options (``-t 1|2|3``,
+  kernel; ``-b 1`` fits Platt's probabilities as LIBSVM's does), under
+  ``--grid`` too (grid.py drives LIBSVM's svm-train); kernel options (``-t 1|2|3``,
   ``-g``, ``-d``, ``-r``) with a linear solver are refused by
   :func:`svmtrain.params.check_params`;
 * ``-b 1`` is svm-train's own probability switch on every line but
@@ -82,7 +82,6 @@ LIBSVM_S = {
 }
 KERNEL_SOLVER = "smo"      # what LIBSVM's C-SVC (and SVMlight's biased hyperplane) trains here
 UNBIASED_KERNEL_SOLVER = "sbp"     # SVMlight's -b 0 with a kernel: sbp --no-bias
-GRID_KERNEL_SOLVER = "sbp"         # a LIBSVM line under --grid (grid.py's search)
 KERNEL_FLAGS = ("-g", "-d", "-r")
 # flags only SVMlight's svm_learn has: a line with one of them is SVMlight's
 SVMLIGHT_ONLY = ("-z", "-j", "-x", "-i", "-o", "-f")
@@ -454,18 +453,13 @@ def _svmlight_defaults(line):
         line.options.append(["--no-bias", []])
 
 
-def _libsvm_solver(line):
-    """The solver of a LIBSVM C-SVC line: LIBSVM's own (smo), or sbp under --grid."""
-    return GRID_KERNEL_SOLVER if line.has("--grid") else KERNEL_SOLVER
-
-
 def _solver_of(line, libsvm_flags):
     """Resolve numeric -s and LIBSVM lines into svm-train's -s NAME."""
     s = line.value("-s")
     libsvm_line = _is_libsvm(line, libsvm_flags) or line.has("--grid")     # --grid: grid.py drives LIBSVM
     if s is None:
         if libsvm_line:
-            line.options.insert(0, ["-s", [_libsvm_solver(line)]])
+            line.options.insert(0, ["-s", [KERNEL_SOLVER]])
         return
     if _INT.match(s):
         s = str(int(s))
@@ -485,7 +479,7 @@ def _solver_of(line, libsvm_flags):
             raise ParameterError(f"-s {s}: {target}{hint}")
         line.drop("-s")
         if target is None:              # LIBSVM's C-SVC
-            line.options.insert(0, ["-s", [_libsvm_solver(line)]])
+            line.options.insert(0, ["-s", [KERNEL_SOLVER]])
             return
         for flag, value in zip(target[::2], target[1::2]):
             given = line.value(flag)
