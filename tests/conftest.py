@@ -44,3 +44,22 @@ def needs(*programs, package):
     missing = [p for p in programs if shutil.which(p) is None]
     return pytest.mark.skipif(bool(missing), reason=f"{', '.join(missing)} not installed "
                                                     f"(apt-get install {package})")
+
+
+# Python source that makes a fresh interpreter list, in ``compiled``, every
+# numba function it compiles ("module.qualname"); the start of the code that
+# tests of numba's cache run with ``python -c``
+COMPILE_LISTENER = r"""
+from numba.core import event
+compiled = []
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        d = ev.data["dispatcher"]
+        compiled.append(d.py_func.__module__ + "." + d.py_func.__qualname__)
+
+    def on_end(self, ev):
+        pass
+
+event.register("numba:compile", Listener())
+"""

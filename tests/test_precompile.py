@@ -14,24 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, bundled
+from conftest import COMPILE_LISTENER, ROOT, bundled
 
-RUN_AND_COUNT = r"""
+RUN_AND_COUNT = COMPILE_LISTENER + r"""
 import json, sys, tempfile, os
 from numba import njit
-from numba.core import event
-
-compiled = []
-
-class Listener(event.Listener):
-    def on_start(self, ev):
-        d = ev.data["dispatcher"]
-        compiled.append(d.py_func.__module__ + "." + d.py_func.__qualname__)
-
-    def on_end(self, ev):
-        pass
-
-event.register("numba:compile", Listener())
 import svmtrain
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main

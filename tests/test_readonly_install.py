@@ -20,24 +20,15 @@ from pathlib import Path
 import numba
 import pytest
 
-from conftest import ROOT, bundled
+from conftest import COMPILE_LISTENER, ROOT, bundled
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from check_precompile import RUNS  # noqa: E402
 
 # run each svm-train argument list of argv[2] (JSON) on argv[1] and print, per
 # run, the numba functions it compiled; "precompile" instead runs --precompile
-RUN_AND_COUNT = r"""
+RUN_AND_COUNT = COMPILE_LISTENER + r"""
 import json, os, sys, tempfile
-from numba.core import event
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        d = ev.data["dispatcher"]
-        compiled.append(d.py_func.__module__ + "." + d.py_func.__qualname__)
-    def on_end(self, ev):
-        pass
-event.register("numba:compile", Listener())
 import svmtrain
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
