@@ -19,8 +19,9 @@ and the tube width p: p = i max|y| / 20 for i = 19 down to 0 (from the
 given ``-p`` down, when one is given), and at each p the C path above from
 LIBLINEAR's start for that p (``start_c``) up to ``MAX_C_REGRESSION``
 (2^20), scored by the cross-validation mean squared error; the best point
-is the first with the lowest error. The regression solvers take no warm
-start: every point is solved afresh.
+is the first with the lowest error. dcd's regression resumes each C from
+its dual point at the previous C, scaled by the C ratio and clipped to the
+new box; the other regression solvers solve every point afresh.
 
 The folds are drawn once from ``--seed``, stratified by class
 (:func:`svmtrain.training.fold_assignment`), and are the same at every C;
