@@ -145,10 +145,21 @@ def check_search(params, folds):
                                                            params.kernel_type not in (None, 0)):
         raise ParameterError(f"-C searches C for the linear solvers (-s dcd, ocas, pegasos), not -s {params.solver}"
                              " with a kernel")
+    if params.task == REGRESSION and not _resumes(params.solver, params.loss):
+        from .tasks import solvers_for
+        takers = [s for s in solvers_for(REGRESSION, params.loss) if _resumes(s, params.loss)]
+        raise ParameterError(f"-C for regression walks C up to 2^20 at 20 tube widths and needs a solver that "
+                             f"resumes along C (-s {', '.join(takers)}), not -s {params.solver}")
     if params.lam is not None:
         raise ParameterError("-C searches over C: give no -l (lambda)")
     if folds < 2:
         raise ParameterError(f"-C needs -v N with N >= 2 folds (got {folds})")
+
+
+def _resumes(solver, loss):
+    """Whether the registry's module for ``solver``'s regression with ``loss`` takes a warm start."""
+    from .solvers import get_solver
+    return bool(getattr(get_solver(solver, task=REGRESSION, loss=loss), "WARM_START", False))
 
 
 def search_c(data, params, folds=5, progress=None, on_point=None, threads=None, start_p=None, on_max=None):

@@ -151,6 +151,8 @@ def test_command_prints_liblinears_lines_and_writes_the_best_model(tmp_path):
 @pytest.mark.parametrize("args, says", [
     (["-C", "-s", "sbp"], "linear solvers"),
     (["-C", "--task", "o"], "classification"),
+    (["-C", "--task", "r", "-s", "ocas"], "resumes along C (-s dcd), not -s ocas"),
+    (["-C", "--task", "r", "-s", "pegasos"], "resumes along C (-s dcd), not -s pegasos"),
     (["-C", "-l", "0.1"], "give no -l"),
     (["-C", "-v", "1"], "N >= 2"),
     (["-C", "--stream"], "in memory"),
