@@ -16,8 +16,8 @@ Parallel: the points run in ``jobs`` worker processes forked after the data
 is parsed, so every worker reads the same arrays (copy-on-write), never the
 text; each worker runs its solver on one thread. Kernel solvers start every
 point afresh (no warm start along C yet). Which solvers --grid takes is the
-solver registry's answer (:func:`kernel_model`): the ones that train a
-kernel model with the given options.
+solver registry's answer (:func:`svmtrain.solvers.trains_kernel_model`):
+the ones that train a kernel model with the given options.
 """
 import contextlib
 import dataclasses
@@ -142,18 +142,10 @@ def point_params(params, log2c, log2g):
     return dataclasses.replace(params, **changes)
 
 
-def kernel_model(solver, kernel_type):
-    """Whether ``-s solver`` with ``-t kernel_type`` (None: not given) trains a
-    kernel model, as the solver registry says: a kernel solver, trained by its
-    kernelized module where it has one only for a nonlinear -t."""
-    from .solvers import KERNEL_SOLVERS, KERNELIZED
-    return solver in KERNEL_SOLVERS and (solver not in KERNELIZED or kernel_type not in (None, 0))
-
-
 def check_grid(params, folds):
     """ParameterError unless --grid applies: a kernel solver on classification, folds >= 2."""
-    from .solvers import KERNEL_SOLVERS, KERNELIZED
-    if not kernel_model(params.solver, params.kernel_type):
+    from .solvers import KERNEL_SOLVERS, KERNELIZED, trains_kernel_model
+    if not trains_kernel_model(params.solver, params.kernel_type):
         names = ", ".join(s + (" -t K" if s in KERNELIZED else "") for s in KERNEL_SOLVERS)
         raise ParameterError(f"--grid searches C and gamma for the kernel solvers (-s {names}); "
                              f"for -s {params.solver} without a kernel, -C searches C")

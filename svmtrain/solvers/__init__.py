@@ -44,6 +44,13 @@ VARIANTS = {
 MULTICLASS_CS = {"dcd": "svmtrain.solvers.dcd_cs", "ocas": "svmtrain.solvers.ocas_cs"}
 
 
+def trains_kernel_model(name, kernel_type=None):
+    """Whether ``-s name`` with ``-t kernel_type`` (None: not given) trains a
+    kernel model: a kernel solver, and for one with a separate kernelized
+    module (KERNELIZED) only with a nonlinear -t."""
+    return name in KERNEL_SOLVERS and (name not in KERNELIZED or kernel_type not in (None, 0))
+
+
 def get_solver(name, kernel_type=None, task=None, loss=None, multiclass="ovr"):
     """The solver module for ``-s name``: its Crammer-Singer module for
     ``multiclass="cs"``, its kernelized module for a nonlinear
