@@ -137,16 +137,16 @@ def p_values(data, start_p=None):
 def check_search(params, folds):
     """ParameterError unless -C applies to ``params`` (a linear solver on a
     classification or regression task) with ``folds`` >= 2."""
-    from .solvers import KERNEL_SOLVERS
+    from .solvers import trains_kernel_model
+    from .tasks import solvers_for
     if params.task not in (CLASSIFICATION, REGRESSION):
         raise ParameterError("-C searches C for classification (LIBLINEAR's -s 0 and -s 2) and C and p for "
                              "regression (-s 11); for other tasks run -v N at several -c")
-    if params.solver not in ("dcd", "ocas", "pegasos") or (params.solver in KERNEL_SOLVERS and
-                                                           params.kernel_type not in (None, 0)):
-        raise ParameterError(f"-C searches C for the linear solvers (-s dcd, ocas, pegasos), not -s {params.solver}"
+    if trains_kernel_model(params.solver, params.kernel_type):
+        linear = [s for s in solvers_for(params.task, params.loss) if not trains_kernel_model(s)]
+        raise ParameterError(f"-C searches C for the linear solvers (-s {', '.join(linear)}), not -s {params.solver}"
                              " with a kernel")
     if params.task == REGRESSION and not _resumes(params.solver, params.loss):
-        from .tasks import solvers_for
         takers = [s for s in solvers_for(REGRESSION, params.loss) if _resumes(s, params.loss)]
         raise ParameterError(f"-C for regression walks C up to 2^20 at 20 tube widths and needs a solver that "
                              f"resumes along C (-s {', '.join(takers)}), not -s {params.solver}")

@@ -301,3 +301,21 @@ def test_regression_warm_start_reaches_the_cold_optimum(concrete_text, loss):
     f_hot = hot.fit_results[0].info["primal_C_form"]
     f_cold = cold.fit_results[0].info["primal_C_form"]
     assert abs(f_hot - f_cold) <= 1e-6 * f_cold
+
+
+def linear_classifiers():
+    """The solvers the registry has for classification that train linear models."""
+    from svmtrain.solvers import trains_kernel_model
+    from svmtrain.tasks import solvers_for
+    return [s for s in solvers_for("c") if not trains_kernel_model(s)]
+
+
+@pytest.mark.parametrize("solver", linear_classifiers())
+def test_every_linear_classifier_of_the_registry_searches(heart, solver):
+    """-C takes every linear solver the registry lists (warm-started or not):
+    the whole path from LIBLINEAR's start, and the best of its own points."""
+    params = TrainParams(solver=solver, C=2.0 ** -4)
+    path = search_c(heart, params, 3)
+    Cs = [p.C for p in path.points]
+    assert Cs[0] == 2.0 ** -4 and np.all(np.diff(np.log2(Cs)) == 1.0)
+    assert path.best.accuracy == max(p.accuracy for p in path.points) > 0.75
