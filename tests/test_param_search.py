@@ -91,15 +91,20 @@ def test_path_gives_the_same_rates_and_best_c_as_independent_runs(heart, loss):
     assert Cs[int(np.argmax(cold))] == path.best.C
 
 
+def warm_and_cold(data, params, Cs):
+    """(the model at Cs[-1] warm-started along Cs, the same C solved cold, the warm-start state)."""
+    warm = []
+    for C in Cs:
+        hot = train(data, dataclasses.replace(params, C=C), warm_start=warm)
+    return hot, train(data, dataclasses.replace(params, C=Cs[-1])), warm
+
+
 @pytest.mark.parametrize("loss", ["squared-hinge", "log"])
 def test_warm_started_solution_matches_the_cold_one(a9a, loss):
     rows = np.flatnonzero(np.arange(a9a.n_rows) % 4 == 0)
     data = take_rows(a9a, rows)
     params = TrainParams(loss=loss, eps=1e-4)
-    warm = []
-    for C in (2.0 ** -6, 2.0 ** -5, 2.0 ** -4, 2.0 ** -3):
-        hot = train(data, dataclasses.replace(params, C=C), warm_start=warm)
-    cold = train(data, dataclasses.replace(params, C=2.0 ** -3))
+    hot, cold, warm = warm_and_cold(data, params, (2.0 ** -6, 2.0 ** -5, 2.0 ** -4, 2.0 ** -3))
     assert "alpha" in warm[0] and warm[0]["C"] == 2.0 ** -3
     f_hot = hot.fit_results[0].info["primal_C_form"]
     f_cold = cold.fit_results[0].info["primal_C_form"]
@@ -214,10 +219,7 @@ def test_a_flat_start_does_not_stop_the_path(a9a):
 def test_ocas_warm_start_reaches_the_cold_optimum(a9a, solver, loss):
     data = take_rows(a9a, np.flatnonzero(np.arange(a9a.n_rows) % 4 == 0))
     params = TrainParams(solver=solver, loss=loss, eps=1e-6)
-    warm = []
-    for C in (2.0 ** -4, 2.0 ** -3, 2.0 ** -2):
-        hot = train(data, dataclasses.replace(params, C=C), warm_start=warm)
-    cold = train(data, dataclasses.replace(params, C=2.0 ** -2))
+    hot, cold, warm = warm_and_cold(data, params, (2.0 ** -4, 2.0 ** -3, 2.0 ** -2))
     assert "w" in warm[0]
     f_hot, f_cold = hot.fit_results[0].info["Q_P"], cold.fit_results[0].info["Q_P"]
     assert abs(f_hot - f_cold) <= 2e-6 * f_cold
@@ -293,10 +295,7 @@ def test_regression_search_writes_the_model_at_the_best_c_and_p(concrete_text, t
 def test_regression_warm_start_reaches_the_cold_optimum(concrete_text, loss):
     data = read_libsvm(concrete_text)
     params = TrainParams(task="r", loss=loss, epsilon=2.0, eps=1e-8, max_iter=100000)
-    warm = []
-    for C in (2.0 ** -6, 2.0 ** -5, 2.0 ** -4):
-        hot = train(data, dataclasses.replace(params, C=C), warm_start=warm)
-    cold = train(data, dataclasses.replace(params, C=2.0 ** -4))
+    hot, cold, warm = warm_and_cold(data, params, (2.0 ** -6, 2.0 ** -5, 2.0 ** -4))
     assert "beta" in warm[0] and warm[0]["C"] == 2.0 ** -4
     f_hot = hot.fit_results[0].info["primal_C_form"]
     f_cold = cold.fit_results[0].info["primal_C_form"]
