@@ -84,7 +84,7 @@ def kernel_programs(C, gamma, epochs):
 
 def load(prog, path, n_features):
     from svmtrain.io.model_io import load_model
-    from svmtrain.model import LinearModel
+    from svmtrain.models.linear import LinearModel
     if prog.load == "svmocas":      # w (n_features lines) then w0
         w = np.loadtxt(path).reshape(-1)
         W = np.zeros(n_features)

@@ -89,7 +89,7 @@ def compare_mmap(cache_path, solver, extra):
         "import sys, time\n"
         "from svmtrain.io import cache\n"
         "from svmtrain.params import TrainParams\n"
-        "from svmtrain.training import train\n"
+        "from svmtrain.training.train import train\n"
         "p = TrainParams(solver=sys.argv[2], C=1.0, **eval(sys.argv[4]))\n"
         "w0, c0 = time.perf_counter(), time.process_time()\n"
         "d = cache.read_cache(sys.argv[1], None, mmap_arrays=sys.argv[3] == 'mmap')\n"

@@ -67,7 +67,7 @@ def load_avg():
 def run_dask(workers, specs, params):
     from svmtrain.distributed.engine import Session, connect
     from svmtrain.distributed.training import check_supported
-    from svmtrain.training import label_order, problem_costs
+    from svmtrain.training.train import label_order, problem_costs
 
     with connect(n_workers=workers) as client:     # the LocalCluster svm-train starts
         # warm the workers (imports, numba's cached kernels) on a tiny problem
@@ -104,7 +104,7 @@ def run_dask(workers, specs, params):
 
 def _warm():
     from svmtrain.distributed import _kernels  # noqa: F401
-    from svmtrain.solvers import _ocas_kernels  # noqa: F401
+    from svmtrain.solvers.ocas import _ocas_kernels
     return True
 
 

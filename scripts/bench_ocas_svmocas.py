@@ -105,8 +105,8 @@ def measure(label, path, C, methods, runs, tmp):
     return rows
 
 
-# (phase, module attribute of svmtrain.solvers.ocas's kernels) in loop order; "margins" is
-# looked up in svmtrain.solvers.ocas itself
+# (phase, module attribute of svmtrain.solvers.ocas.ocas's kernels) in loop order; "margins" is
+# looked up in svmtrain.solvers.ocas.ocas itself
 PHASES = [
     ("outputs X w_d (one pass over the data)", "margins"),
     ("output update, violators of the next cut point", "update_outputs"),
@@ -123,8 +123,8 @@ def profile(path, C):
     """(rows of the profile table, iterations, training s) of one in-process run on ``path``."""
     import time
     import svmtrain
-    import svmtrain.solvers._ocas_kernels as K
-    import svmtrain.solvers.ocas as ocas
+    import svmtrain.solvers.ocas._ocas_kernels as K
+    import svmtrain.solvers.ocas.ocas as ocas
     svmtrain.train(data_file("a9a.xz"), solver="ocas", threads=1, C=C)       # untimed warm-up
     spent = {name: [0.0, 0] for _, name in PHASES}
     saved = []

@@ -123,7 +123,7 @@ def read_liblinear_w(path, d):
 
 def vs_liblinear(a):
     from svmtrain.io.model_io import load_model
-    from svmtrain.ranking import ranking_summary
+    from svmtrain.data.queries import ranking_summary
     rows, d, C = a.pair_rows, a.features, a.pair_c
     train, test = (problem(rows, a.pair_queries, d, a.nnz_per_row, seed=seed, model_seed=7) for seed in (1, 2))
     D = pair_differences(train, d)
@@ -194,9 +194,9 @@ def main(argv=None):
         return vs_liblinear(a)
     import numba
     from svmtrain.params import TrainParams
-    from svmtrain.ranking import QueryGroups
+    from svmtrain.data.queries import QueryGroups
     from svmtrain.solvers._common import margins
-    from svmtrain.training import train
+    from svmtrain.training.train import train
     numba.set_num_threads(min(a.threads, numba.config.NUMBA_NUM_THREADS))
 
     print(f"{'rows':>9} {'queries':>7} {'pairs':>12} {'pass s':>8} {'ns/(n log2(n/Q))':>17} "

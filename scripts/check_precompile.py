@@ -1,4 +1,4 @@
-"""Check that svmtrain.precompile leaves nothing to compile for real runs.
+"""Check that svmtrain.cli.precompile leaves nothing to compile for real runs.
 
     python scripts/check_precompile.py [--jobs N] [--data FILE] [--solvers dcd,ocas,...]
 
@@ -80,7 +80,7 @@ def main():
         shutil.copytree(ROOT / "svmtrain", tmp / "svmtrain",
                         ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "*.pyc"))
         env = dict(os.environ, PYTHONPATH=str(tmp) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        code = ("import json, sys, time; from svmtrain.precompile import precompile; t = time.perf_counter(); "
+        code = ("import json, sys, time; from svmtrain.cli.precompile import precompile; t = time.perf_counter(); "
                 f"r = precompile(jobs={args.jobs!r}, log=lambda s: print(s, file=sys.stderr, flush=True)); "
                 "print(json.dumps([r, time.perf_counter() - t]))")
         t0 = time.perf_counter()

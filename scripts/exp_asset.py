@@ -41,7 +41,7 @@ def main():
     X, T = E.read("a9a.xz"), E.read("a9a.t.xz")
     print(f"{NAME}: a9a ({X.n_rows} rows), RBF gamma {args.gamma:g}, C {args.cost:g}; load {E.L.load_average()}")
     from svmtrain.params import TrainParams
-    from svmtrain.training import train
+    from svmtrain.training.train import train
     rows = []
     for approx, dims in (("nystrom", args.nystrom), ("fourier", args.fourier)):
         E.warm_up(solver="asset", approx=approx, dim=8)

@@ -10,7 +10,7 @@ approximation and checks that they predict the same a9a.t labels).
 
 1. Epochs and averaging: Nystrom ``-D 512`` and Fourier ``--approx fourier -D 2048``,
    ``-T`` in --epochs, averaging on (the default: the eta-weighted average of the iterates
-   from step rho N on, rho = 0.5, a constant of svmtrain/solvers/asset.py, not a flag) and
+   from step rho N on, rho = 0.5, a constant of svmtrain/solvers/asset/asset.py, not a flag) and
    ``--no-average`` (the last iterate), seeds 1..--seeds. Table: mean test accuracy over the
    seeds, and the mean objective (lambda form) of the averaged model.
 2. The defaults (-T 5, averaged) over seeds 1..--spread-seeds: range and mean accuracy.
@@ -100,7 +100,7 @@ def cli_check(run, args):
 def spectrum(X, dim, gamma, seed):
     """(every eigenvalue of K_SS, descending; landmarks that repeat an earlier landmark's row)
     for the landmarks -s asset draws with this seed."""
-    from svmtrain.kernels.feature_maps import build_map
+    from svmtrain.mercer.feature_maps import build_map
     p = SimpleNamespace(kernel_type=2, gamma=gamma, degree=3, coef0=0.0, approx="nystrom", dim=dim,
                         eig_threshold=-np.inf)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -31,8 +31,8 @@ def traced(data, test, steps=None, **params):
     ``params`` are TrainParams fields; ``test`` a Chunk (test_accuracy column) or None;
     ``steps``: also a row every that many steps (pegasos)."""
     from svmtrain.params import TrainParams
-    from svmtrain.trace import Trace
-    from svmtrain.training import train
+    from svmtrain.training.trace import Trace
+    from svmtrain.training.train import train
     trace = Trace(data.labels, test=test, steps=steps)
     model = train(data, TrainParams(**params), monitor=trace)
     return model, trace.rows
@@ -41,7 +41,7 @@ def traced(data, test, steps=None, **params):
 def warm_up(**params):
     """Train once on heart_scale with these params: numba compiles (or loads) the solver's code."""
     from svmtrain.params import TrainParams
-    from svmtrain.training import train
+    from svmtrain.training.train import train
     train(read("heart_scale.xz"), TrainParams(**params))
 
 

@@ -40,7 +40,7 @@ def main():
     X, T = E.read(args.train), E.read(args.test)
     print(f"{NAME}: {args.train} ({X.n_rows} rows), lambda = {args.lam:g}; load {E.L.load_average()}")
     from svmtrain.params import TrainParams
-    from svmtrain.training import train
+    from svmtrain.training.train import train
     fit = train(X, TrainParams(solver="dcd", lam=args.lam, eps=1e-6, max_iter=100000)).fit_results[0]
     ref = {"primal": fit.objective, "dual": fit.info["dual_objective"] / (X.n_rows * fit.info["C"])}
     rows = []

@@ -96,7 +96,7 @@ def run_one(X, test, params):
     support vectors of a kernel model or the nonzero weights of a linear one."""
     from svmtrain.params import TrainParams
     from svmtrain.prediction import predict
-    from svmtrain.training import train
+    from svmtrain.training.train import train
     t0 = time.perf_counter()
     model = train(X, TrainParams(**params))
     seconds = time.perf_counter() - t0

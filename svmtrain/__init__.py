@@ -6,7 +6,7 @@ Public API (imported lazily so that ``import svmtrain`` stays cheap)::
     labels = svmtrain.predict("data/a9a.t.xz", model)
     model = svmtrain.train(X, y, C=1.0)              # X: NumPy array or SciPy sparse matrix
     labels = svmtrain.predict(X_test, model)
-    from svmtrain.sklearn import SVMClassifier      # scikit-learn estimators (optional extra)
+    from .sklearn import SVMClassifier      # scikit-learn estimators (optional extra)
     svmtrain.save_model(model, "a9a.model"); svmtrain.load_model("a9a.model")
     X = svmtrain.read_libsvm("data/a9a.xz")      # a Chunk of CSR arrays
 """
@@ -17,7 +17,7 @@ import os as _os
 # Sleeping waits cost microseconds per parallel region. A user's setting wins.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401 (public)
 __all__ = ["train", "predict", "read_libsvm", "iter_chunks", "load_model", "save_model", "TrainParams"]
 
 
@@ -31,11 +31,11 @@ def train(data, y=None, params=None, monitor=None, qid=None, sample_weight=None,
     with the hinges, pegasos).
 
     Returns a model that predicts the original labels. ``monitor``: e.g. a
-    :class:`svmtrain.trace.Trace`, which collects the ``--trace`` rows.
+    :class:`svmtrain.training.trace.Trace`, which collects the ``--trace`` rows.
     """
-    from .arrays import as_chunk, is_matrix
+    from .data.arrays import as_chunk, is_matrix
     from .params import TrainParams
-    from .training import train as _train
+    from .training.train import train as _train
     if params is None:
         params = TrainParams(**options)
     elif options:
@@ -52,7 +52,7 @@ def train(data, y=None, params=None, monitor=None, qid=None, sample_weight=None,
 def predict(data, model):
     """Predicted labels (float64 array) of ``data`` (a path, a Chunk, or a
     NumPy array / SciPy sparse matrix of rows)."""
-    from .arrays import as_chunk, is_matrix
+    from .data.arrays import as_chunk, is_matrix
     from .prediction import predict as _predict
     return _predict(as_chunk(data) if is_matrix(data) else data, model)
 

@@ -104,7 +104,7 @@ def predict_stream(chunks, model, out, decision_values=False, probabilities=Fals
     regression model one value per line (``%.17g``, as LIBSVM and LIBLINEAR)
     and a RegressionSummary against the targets; for a ranking model (task
     "p") one score per line (``%.17g``) and a
-    :class:`svmtrain.ranking.RankingSummary` (pair accuracy, NDCG@10) against
+    :class:`svmtrain.data.queries.RankingSummary` (pair accuracy, NDCG@10) against
     the relevance labels and qid: of the rows.
     """
     task = getattr(model, "task", "c")
@@ -175,7 +175,7 @@ def _predict_ranking(chunks, model, out):
     measures need whole queries and a query may span chunks (or, ungrouped,
     the whole file), so the labels, qids and scores are kept (24 bytes a
     row) and measured at the end; rows without qid: are one query (qid 0)."""
-    from .ranking import ranking_summary
+    from .data.queries import ranking_summary
     labels, qids, scores = [], [], []
     for chunk in chunks:
         if chunk.n_rows == 0:

@@ -5,7 +5,7 @@ takes its loss): :class:`SVMClassifier` (every solver, linear and kernel),
 :class:`SVMRegressor` (``--task r``), :class:`SVMOneClass` (``--task o``)
 and :class:`SVMRanker` (``--task p``; ``fit(X, y, qid=...)``). They take
 NumPy arrays and SciPy sparse matrices (CSR without a copy where the
-dtypes allow, see :mod:`svmtrain.arrays`), work in ``Pipeline`` and
+dtypes allow, see :mod:`svmtrain.data.arrays`), work in ``Pipeline`` and
 ``GridSearchCV``, pickle, and ``save(path)`` / ``load(path)`` the
 portable model file that ``svm-predict`` reads.
 
@@ -29,10 +29,10 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .arrays import as_chunk
+from .data.arrays import as_chunk
 from .errors import ParameterError
 from .params import TrainParams
-from .training import train as _train
+from .training.train import train as _train
 
 KERNELS = {"linear": None, "poly": 1, "rbf": 2, "sigmoid": 3}
 # solvers whose intercept is LIBLINEAR's constant feature (-B); the kernel
@@ -144,8 +144,8 @@ class _SVMBase(BaseEstimator):
     def _partial_fit_rows(self, X, problems, labels, sample_weight, **extra):
         """One epoch of Pegasos steps on the rows of X for each binary problem
         (``problems``: y per weight column; ``labels`` the model's), going on
-        from the previous call's run (:class:`svmtrain.online.OnlinePegasos`)."""
-        from .online import OnlinePegasos
+        from the previous call's run (:class:`svmtrain.training.online.OnlinePegasos`)."""
+        from .training.online import OnlinePegasos
         chunk = as_chunk(X, problems[0], sample_weight=sample_weight)
         if not hasattr(self, "_online_"):
             with _value_errors():
@@ -388,7 +388,7 @@ class SVMRanker(_SVMBase):
 
     def score(self, X, y, qid):
         """The fraction of pairs (y_i > y_j, same query) ordered correctly."""
-        from .ranking import ranking_summary
+        from .data.queries import ranking_summary
         return ranking_summary(self.predict(X), np.asarray(y, np.float64), np.asarray(qid)).pair_accuracy
 
 

@@ -1,4 +1,4 @@
-"""Plain-NumPy/SciPy twins of the Core Vector Machine (svmtrain/solvers/cvm.py).
+"""Plain-NumPy/SciPy twins of the Core Vector Machine (svmtrain/solvers/kernel/cvm.py).
 
 The exact minimum enclosing ball of the points with kernel matrix Kt
 (constant diagonal eta) solves  min alpha' Kt alpha  over the simplex. The

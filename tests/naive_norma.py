@@ -1,4 +1,4 @@
-"""A plain NumPy twin of NORMA's steps (svmtrain/solvers/_norma_kernels.py).
+"""A plain NumPy twin of NORMA's steps (svmtrain/solvers/kernel/_norma_kernels.py).
 
 An explicit list of (row, alpha) terms: every step evaluates f over all
 terms with the full kernel matrix, multiplies every alpha by

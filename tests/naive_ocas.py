@@ -1,4 +1,4 @@
-"""Plain NumPy twins of the kernels in ``svmtrain.solvers._ocas_kernels``.
+"""Plain NumPy twins of the kernels in ``svmtrain.solvers.ocas._ocas_kernels``.
 
 Each twin computes the same quantity the obvious way (dense arrays, full
 sorts, brute force) so the tests can compare the two. Nothing here is

@@ -1,7 +1,7 @@
 """Plain-NumPy twins of the kernel solvers' numba kernels (slow, obviously correct).
 
-Twins of svmtrain/solvers/_sbp_kernels.py, _kernel_pegasos_kernels.py and
-svmtrain/kernels/cache.py: water levels by sorting (and by linear
+Twins of svmtrain/solvers/kernel/_sbp_kernels.py, _kernel_pegasos_kernels.py and
+svmtrain/mercer/cache.py: water levels by sorting (and by linear
 programming, independently of the sorting argument), kernel rows from a
 dense matrix, an SBP and a kernel-Pegasos replay that keep w's
 coefficients and responses explicitly, and a simple dual solver.

@@ -1,4 +1,4 @@
-"""Plain-NumPy twins of ``svmtrain.solvers._smo_batched_kernels`` (the
+"""Plain-NumPy twins of ``svmtrain.solvers.kernel._smo_batched_kernels`` (the
 batched working-set decomposition of ``-s smo --working-set Q``), for tests
 only: the same definitions written with whole-array NumPy operations."""
 import numpy as np

@@ -1,9 +1,9 @@
-"""svmtrain.arrays.as_chunk: matrices to the solvers' CSR arrays, by hand."""
+"""svmtrain.data.arrays.as_chunk: matrices to the solvers' CSR arrays, by hand."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmtrain.arrays import as_chunk
+from svmtrain.data.arrays import as_chunk
 
 
 def test_dense_rows_become_the_csr_of_their_nonzeros():

@@ -9,19 +9,20 @@ from click.testing import CliRunner
 from conftest import bundled
 from naive import dense
 import naive_asset as naive
-from svmtrain.kernels import feature_maps as fm
-from svmtrain.kernels._feature_map_kernels import fast_cos
+from svmtrain.mercer import feature_maps as fm
+from svmtrain.models.fourier import FourierModel
+from svmtrain.mercer._feature_map_kernels import fast_cos
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
 from svmtrain.data.dataset import Chunk, take_rows
 from svmtrain.errors import ParameterError
 from svmtrain.io.model_io import load_model, save_model
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernels.functions import Kernel
+from svmtrain.mercer.functions import Kernel
 from svmtrain.params import TrainParams
-from svmtrain.solvers import _asset_kernels as K
-from svmtrain.solvers import asset
-from svmtrain.training import train
+from svmtrain.solvers.asset import _asset_kernels as K
+from svmtrain.solvers.asset import asset
+from svmtrain.training.train import train
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,7 @@ def test_landmark_kernel_rows_match_numpy(heart, code):
     fmap = fm.NystromMap(L, kern, 1e-8)
     rows = np.array([5, 0, 269, 17, 17], np.int64)
     Kx = np.empty((len(rows), L.n_rows))
-    from svmtrain.kernels._feature_map_kernels import landmark_kernel_rows
+    from svmtrain.mercer._feature_map_kernels import landmark_kernel_rows
     landmark_kernel_rows(heart.indptr, heart.indices, heart.values, rows, *fmap.by_feature(),
                          fmap.landmark_sq, *kern.params(), Kx)
     Xd = dense(heart, d)[rows]                            # ...which the rows have (it counts in |x|^2)
@@ -239,7 +240,7 @@ def params(**kw):
 def test_fourier_a9a_accuracy(a9a):
     X, Xt = a9a
     model = train(X, params(approx="fourier", dim=2048, gamma=0.01, C=100.0))
-    assert isinstance(model, fm.FourierModel)
+    assert isinstance(model, FourierModel)
     acc = accuracy(model, Xt)
     assert acc >= 0.843, acc
     r = model.fit_results[0]
@@ -354,7 +355,7 @@ def test_fourier_model_file_round_trip(heart, tmp_path):
     model = train(blobs(40, [2, 5, 9]), params(approx="fourier", dim=50, gamma=0.2))
     save_model(model, tmp_path / "m")
     back = load_model(tmp_path / "m")
-    assert isinstance(back, fm.FourierModel)
+    assert isinstance(back, FourierModel)
     data = blobs(10, [2, 5, 9], seed=3)
     np.testing.assert_array_equal(back.decision_function(data), model.decision_function(data))
     np.testing.assert_array_equal(back.labels, model.labels)

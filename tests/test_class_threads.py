@@ -1,4 +1,4 @@
-"""One-vs-rest classes in threads (svmtrain.class_threads): the same models
+"""One-vs-rest classes in threads (svmtrain.training.class_threads): the same models
 as the classes one after the other with --threads 1, the rules for when
 classes run side by side, and the shared progress."""
 import dataclasses
@@ -7,13 +7,13 @@ import numba
 import numpy as np
 import pytest
 
-import svmtrain._numba_options as opts
-import svmtrain.training as training
-from svmtrain.class_threads import class_workers, shared_progress
+import svmtrain._numba.options as opts
+import svmtrain.training.train as training
+from svmtrain.training.class_threads import class_workers, shared_progress
 from svmtrain.data.dataset import Chunk
 from svmtrain.params import TrainParams
 from svmtrain.solvers import get_solver
-from svmtrain.training import train
+from svmtrain.training.train import train
 
 
 def _multiclass(n=3000, d=400, nnz=30, classes=4, seed=3):

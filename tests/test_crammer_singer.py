@@ -15,7 +15,7 @@ from svmtrain.cli.train import main as train_main
 from svmtrain.errors import ParameterError
 from svmtrain.io.liblinear_format import read_liblinear_model
 from svmtrain.io.reader import read_libsvm
-from svmtrain.solvers import _cs_kernels as K
+from svmtrain.solvers.dcd import _dcd_cs_kernels as K
 
 LIBLINEAR = shutil.which("liblinear-train")
 
@@ -147,7 +147,7 @@ def test_two_classes_keep_one_column_and_write_w_and_minus_w(tmp_path):
     rows = np.array([[float(v) for v in line.split()] for line in text.split("w\n")[1].splitlines()])
     np.testing.assert_array_equal(rows[:, 1], -rows[:, 0])
     back = read_liblinear_model(tmp_path / "m")
-    np.testing.assert_array_equal(back.predict(svmtrain.arrays.as_chunk(X)), model.predict(svmtrain.arrays.as_chunk(X)))
+    np.testing.assert_array_equal(back.predict(svmtrain.data.arrays.as_chunk(X)), model.predict(svmtrain.data.arrays.as_chunk(X)))
 
 
 @pytest.mark.parametrize("options, match", [

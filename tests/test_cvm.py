@@ -15,14 +15,14 @@ from svmtrain.cli.train import main as train_main
 from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernels import functions as kernels
-from svmtrain.kernels.cache import partial_row_serial, squarings_for
-from svmtrain.kernels.model import KernelModel
+from svmtrain.mercer import functions as kernels
+from svmtrain.mercer.cache import partial_row_serial, squarings_for
+from svmtrain.models.kernel import KernelModel
 from svmtrain.params import TrainParams
-from svmtrain.solvers import _cvm_kernels as K
-from svmtrain.solvers import cvm
-from svmtrain.trace import Trace
-from svmtrain.training import train
+from svmtrain.solvers.kernel import _cvm_kernels as K
+from svmtrain.solvers.kernel import cvm
+from svmtrain.training.trace import Trace
+from svmtrain.training.train import train
 from test_sbp import random_chunk
 
 

@@ -24,7 +24,7 @@ from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
 from svmtrain.data.dataset import take_rows
 from svmtrain.params import TrainParams
-from svmtrain.training import train as local_train
+from svmtrain.training.train import train as local_train
 
 TOLREL = 0.01
 
@@ -347,7 +347,7 @@ def test_sgd_on_one_partition_is_the_in_memory_algorithm(client, heart_parts, he
     less than 0.5 %. Against the in-memory run with its own orders: the
     seed-to-seed spread (within 2 % here)."""
     from svmtrain.distributed.sgd import draws, epoch_order
-    from svmtrain.solvers import sgd
+    from svmtrain.solvers.sgd import sgd
     from svmtrain.solvers.base import with_defaults
     params = with_defaults(TrainParams(solver="sgd", update=update, C=1.0, epochs=5, seed=3, **extra), sgd.DEFAULTS)
     model, n, _ = dask_train(expand(heart_parts["one"]), params, client)
@@ -397,7 +397,7 @@ def test_sgd_survives_a_lost_worker_in_process(heart_parts):
     up to the rounding of the per-worker sums."""
     from test_distributed_parts import InProcessSession
     from svmtrain.distributed import sgd as dsgd
-    from svmtrain.solvers import sgd
+    from svmtrain.solvers.sgd import sgd
     from svmtrain.solvers.base import with_defaults
     specs = expand(heart_parts["three"])
     params = with_defaults(TrainParams(solver="sgd", update="fobos", l1=0.01, C=1.0, epochs=5, seed=4), sgd.DEFAULTS)
@@ -439,7 +439,7 @@ def test_sgd_command_line_on_the_cluster(client, files, a9a, tmp_path):
 def cs_parts(tmp_path_factory):
     """3 overlapping classes, 4 features: 300 training rows in 3 partition
     files (and whole, as a Chunk), 150 held-out test rows."""
-    from svmtrain.arrays import as_chunk
+    from svmtrain.data.arrays import as_chunk
     from test_crammer_singer import libsvm_text, multiclass_data
     X, y = multiclass_data(n=450, d=4, k=3, seed=1)
     root = tmp_path_factory.mktemp("dask-cs")
@@ -499,7 +499,7 @@ def test_ocas_cs_lost_worker_stops_with_one_line(cs_parts):
     from test_distributed_parts import InProcessSession
     from svmtrain.distributed import ocas_cs
     from svmtrain.errors import SvmtrainError
-    from svmtrain.training import label_order
+    from svmtrain.training.train import label_order
     root, _, _ = cs_parts
     sess = InProcessSession(expand(root / "parts"))
     sess.lose("scores", 4)

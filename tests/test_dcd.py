@@ -10,7 +10,7 @@ from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
-from svmtrain.solvers import dcd
+from svmtrain.solvers.dcd import dcd
 
 TIGHT = dict(eps=1e-5, max_iter=100000)   # ours: duality gap far below 1e-4 relative on these sets
 

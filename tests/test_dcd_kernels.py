@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 import pytest
 
-from svmtrain.solvers import _dcd_kernels as K
+from svmtrain.solvers.dcd import _dcd_kernels as K
 
 MASK64 = (1 << 64) - 1
 

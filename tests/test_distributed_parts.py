@@ -26,8 +26,8 @@ from svmtrain.distributed.engine import StateLost, Traffic, payload_bytes, requi
 from svmtrain.errors import InputFormatError, ParameterError
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
-from svmtrain.solvers import _ocas_kernels as K
-from svmtrain.training import train as local_train
+from svmtrain.solvers.ocas import _ocas_kernels as K
+from svmtrain.training.train import train as local_train
 
 
 def run(cmd, args):
@@ -132,7 +132,7 @@ def test_worker_kernels_against_numpy(loss):
     """batch_slopes and loss_sum (and the Pegasos loss_value / loss_slope they
     call) against their NumPy twins, for each loss; regression losses read
     the labels as targets."""
-    from svmtrain.solvers._pegasos_kernels import LOSS_CODES
+    from svmtrain.solvers.sgd._pegasos_kernels import LOSS_CODES
     X = read_libsvm(bundled("heart_scale.xz"))
     rng = np.random.default_rng(3)
     d = X.n_features
@@ -228,7 +228,7 @@ def mushrooms_parts(tmp_path_factory):
 
 
 def _fit_in_process(specs, params, losses=()):
-    from svmtrain.training import label_order, problem_costs
+    from svmtrain.training.train import label_order, problem_costs
     sess = InProcessSession(specs)
     for loss in losses:
         sess.lose(*loss)

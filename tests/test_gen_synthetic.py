@@ -6,7 +6,7 @@ from conftest import ROOT
 
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
-from svmtrain.training import train
+from svmtrain.training.train import train
 
 
 def _gen_synthetic():

@@ -1,4 +1,4 @@
-"""--grid: grid.py's ranges, order and output (svmtrain/grid_search.py) on data parsed once."""
+"""--grid: grid.py's ranges, order and output (svmtrain/selection/grid_search.py) on data parsed once."""
 import re
 import shutil
 import subprocess
@@ -11,11 +11,11 @@ from conftest import bundled, needs
 from svmtrain.cli.train import main as train_main
 from svmtrain.data.dataset import take_rows
 from svmtrain.errors import ParameterError
-from svmtrain.grid_search import grid_points, parse_range, permute, point_params, search_grid
+from svmtrain.selection.grid_search import grid_points, parse_range, permute, point_params, search_grid
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
-from svmtrain.training import cross_val_predict
+from svmtrain.training.train import cross_val_predict
 
 OUT_LINE = re.compile(r"^(log2c=-?\d+(\.\d+)? )?(log2g=-?\d+(\.\d+)? )?rate=\d+(\.\d+)?$")
 POINT_LINE = re.compile(r"^\[local\] (-?\d+\.\d+ )+\d+(\.\d+)? \(best (c=\S+, )?(g=\S+, )?rate=\S+\)$")

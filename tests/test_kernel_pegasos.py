@@ -4,14 +4,14 @@ import pytest
 
 import naive_sbp as naive
 from conftest import bundled
-from svmtrain.kernels import functions as kernels
+from svmtrain.mercer import functions as kernels
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernels.cache import KernelCache
-from svmtrain.kernels.model import KernelModel
+from svmtrain.mercer.cache import KernelCache
+from svmtrain.models.kernel import KernelModel
 from svmtrain.params import TrainParams
-from svmtrain.solvers import _kernel_pegasos_kernels as K
-from svmtrain.training import train
+from svmtrain.solvers.kernel import _kernel_pegasos_kernels as K
+from svmtrain.training.train import train
 from test_sbp import random_chunk
 
 

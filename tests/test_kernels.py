@@ -4,7 +4,7 @@ import pytest
 
 from conftest import bundled
 from naive import dense
-from svmtrain.kernels import functions as kernels
+from svmtrain.mercer import functions as kernels
 from svmtrain.io.reader import read_libsvm
 
 

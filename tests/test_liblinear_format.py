@@ -10,7 +10,7 @@ from svmtrain.errors import ModelFormatError, ParameterError
 from svmtrain.io.liblinear_format import (is_liblinear_model, read_liblinear_model,
                                           write_liblinear_model)
 from svmtrain.io.reader import read_libsvm
-from svmtrain.model import LinearModel
+from svmtrain.models.linear import LinearModel
 
 
 def chunk_of(A, labels):

@@ -11,9 +11,9 @@ from svmtrain.errors import ModelFormatError, ParameterError
 from svmtrain.io.libsvm_format import read_libsvm_model, write_libsvm_model
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernels.model import KernelModel
+from svmtrain.models.kernel import KernelModel
 from svmtrain.params import TrainParams
-from svmtrain.training import train
+from svmtrain.training.train import train
 
 LIBSVM_PREDICT = "/usr/bin/svm-predict"
 

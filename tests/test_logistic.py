@@ -16,7 +16,7 @@ from svmtrain.io.liblinear_format import write_liblinear_model
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
-from svmtrain.training import train
+from svmtrain.training.train import train
 
 
 def blobs(n=120, d=5, seed=0, classes=(1.0, -1.0)):
@@ -166,7 +166,7 @@ def test_log_loss_on_a9a_test_set_close_to_liblinear():
 
 # ---------------------------------------------------------------- -s ocas --loss log
 def test_log_score_pass_against_numpy():
-    from svmtrain.solvers._lr_kernels import log_score_pass
+    from svmtrain.solvers.dcd._dcd_logistic_kernels import log_score_pass
     rng = np.random.default_rng(2)
     s, y = 30.0 * rng.normal(size=300), np.where(rng.random(300) < 0.5, 1.0, -1.0)   # large margins too
     weights = np.where(y > 0, 2.0, 0.5)
@@ -217,7 +217,7 @@ def test_ocas_logistic_on_a9a_and_its_probabilities(tmp_path):
 
 def test_ocas_logistic_streamed_is_the_in_memory_run(tmp_path):
     """--stream -s ocas --loss log over several blocks of a9a: the in-memory run's iterations and optimum."""
-    from svmtrain.data.streaming import train_streamed
+    from svmtrain.training.streamed import train_streamed
     text = tmp_path / "a9a"
     text.write_bytes(lzma.decompress(bundled("a9a.xz").read_bytes()))
     params = TrainParams(solver="ocas", loss="log", C=1.0, eps=1e-5)

@@ -7,7 +7,7 @@ import pytest
 from svmtrain.errors import ModelFormatError
 from svmtrain.io import model_io
 from svmtrain.io.model_io import load_model, save_model
-from svmtrain.model import LinearModel
+from svmtrain.models.linear import LinearModel
 
 
 def _model(n_features=5, labels=(1.0, -1.0), bias=-1.0, seed=0):

@@ -16,13 +16,13 @@ from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernels.functions import Kernel
-from svmtrain.kernels.model import KernelModel
+from svmtrain.mercer.functions import Kernel
+from svmtrain.models.kernel import KernelModel
 from svmtrain.params import TrainParams
-from svmtrain.solvers import _norma_kernels as K
-from svmtrain.solvers import norma
-from svmtrain.trace import Trace
-from svmtrain.training import train
+from svmtrain.solvers.kernel import _norma_kernels as K
+from svmtrain.solvers.kernel import norma
+from svmtrain.training.trace import Trace
+from svmtrain.training.train import train
 from test_sbp import random_chunk
 
 

@@ -1,4 +1,4 @@
-"""Tests of ``-s ocas`` (svmtrain/solvers/ocas.py and _ocas_kernels.py).
+"""Tests of ``-s ocas`` (svmtrain/solvers/ocas/ocas.py and _ocas_kernels.py).
 
 Reference optimum: LIBLINEAR (liblinear-official) -s 3 (L2-regularised
 hinge loss, dual CD) with -e 1e-6, its C-form primal objective computed
@@ -19,8 +19,8 @@ from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
-from svmtrain.solvers import _ocas_kernels as K
-from svmtrain.solvers import ocas
+from svmtrain.solvers.ocas import _ocas_kernels as K
+from svmtrain.solvers.ocas import ocas
 
 import naive_ocas as N
 from conftest import bundled

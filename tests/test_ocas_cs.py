@@ -13,12 +13,12 @@ from click.testing import CliRunner
 from conftest import needs
 
 import svmtrain
-from svmtrain.arrays import as_chunk
+from svmtrain.data.arrays import as_chunk
 from svmtrain.cli.train import main as train_main
 from svmtrain.errors import ParameterError
 from svmtrain.io.liblinear_format import read_liblinear_model
-from svmtrain.solvers import _ocas_cs_kernels as K
-from svmtrain.solvers import _ocas_kernels as KO
+from svmtrain.solvers.ocas import _ocas_cs_kernels as K
+from svmtrain.solvers.ocas import _ocas_kernels as KO
 from svmtrain.solvers.base import csr_arrays
 
 from test_crammer_singer import libsvm_text, multiclass_data
@@ -212,7 +212,7 @@ def test_objective_brackets_the_dcd_optimum(params):
     assert r.info["Q_P"] <= P * (1 + 1.1e-4)
     # Q_P is the primal of the model returned
     data = as_chunk(X)
-    from svmtrain.solvers import _cs_kernels as KC
+    from svmtrain.solvers.dcd import _dcd_cs_kernels as KC
     C = params.get("C", 1.0)
     w = np.asarray(m.W, np.float64)
     if "bias" not in params:
@@ -267,7 +267,7 @@ def test_full_buffer_of_active_cuts_stops():
 def test_refusals(tmp_path):
     X, y = multiclass_data(n=30, d=3, k=3)
     with pytest.raises(ParameterError, match="starting point"):
-        from svmtrain.solvers import ocas_cs
+        from svmtrain.solvers.ocas import ocas_cs
         ocas_cs.CrammerSinger(np.zeros(2, np.int64), np.zeros(0, np.int32), np.zeros(0), 0.0, np.zeros(1, np.int64),
                               np.ones(1), 3, 4, 2, 1).start_at(np.zeros(4))
     train = tmp_path / "train"
@@ -296,9 +296,9 @@ def test_streamed_run_is_the_in_memory_run(four_classes, params):
     """Over 11 blocks of 37 rows: the same iterations, objective and model,
     bit for bit (one thread on this small set, and the blocks in order give
     the in-memory sums), so the same predictions."""
-    from svmtrain.data.streaming import train_streamed
+    from svmtrain.training.streamed import train_streamed
     from svmtrain.params import TrainParams
-    from svmtrain.training import train
+    from svmtrain.training.train import train
     path, data, test = four_classes
     p = TrainParams(solver="ocas", multiclass="cs", eps=1e-4, **params)
     mem = train(data, p)

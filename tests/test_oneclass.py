@@ -15,7 +15,7 @@ from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.model_io import load_model, save_model
 from svmtrain.params import TrainParams
-from svmtrain.training import train
+from svmtrain.training.train import train
 
 
 def synthetic(n=300, d=8, seed=0, density=0.7):
@@ -317,7 +317,7 @@ def test_svm_predict_reads_liblinear_and_libsvm_one_class_files(tmp_path):
 
 # ---------------------------------------------------------------- the small kernels against NumPy
 def test_small_kernels_against_numpy():
-    from svmtrain.solvers import _oneclass_kernels as K
+    from svmtrain.solvers.dcd import _dcd_oneclass_kernels as K
     chunk, A = synthetic(n=60, d=7, seed=8, density=0.5)
     ip, ix, v = chunk.indptr, chunk.indices, chunk.values
     for i, j in ((0, 1), (5, 5), (10, 59), (33, 2)):
@@ -340,7 +340,7 @@ def test_small_kernels_against_numpy():
 @pytest.mark.parametrize("order", [1, -1])
 def test_heap_keeps_the_largest_with_ties_by_row(order):
     """The working-set selection: the cap largest (key, order * row) pairs, largest first."""
-    from svmtrain.solvers import _oneclass_kernels as K
+    from svmtrain.solvers.dcd import _dcd_oneclass_kernels as K
     rng = np.random.default_rng(9)
     keys = rng.integers(0, 6, size=200).astype(np.float64)      # many ties
     for cap in (1, 7, 50, 200):

@@ -1,4 +1,4 @@
-"""partial_fit (Pegasos going on between calls, svmtrain.online) against fit, and on a9a in batches."""
+"""partial_fit (Pegasos going on between calls, svmtrain.training.online) against fit, and on a9a in batches."""
 import numpy as np
 import pytest
 

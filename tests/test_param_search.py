@@ -1,4 +1,4 @@
-"""-C: the warm-started C path (svmtrain/param_search.py) and stratified folds."""
+"""-C: the warm-started C path (svmtrain/selection/param_search.py) and stratified folds."""
 import dataclasses
 import re
 
@@ -12,9 +12,9 @@ from svmtrain.data.dataset import take_rows
 from svmtrain.errors import ParameterError
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
-from svmtrain.param_search import MAX_C, search_c, start_c
+from svmtrain.selection.param_search import MAX_C, search_c, start_c
 from svmtrain.params import TrainParams
-from svmtrain.training import class_folds, fold_assignment, train
+from svmtrain.training.train import class_folds, fold_assignment, train
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ from svmtrain.cli.train import main as train_main
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
-from svmtrain.solvers import pegasos
-from svmtrain.solvers._pegasos_kernels import pegasos_steps
-from svmtrain.training import train
+from svmtrain.solvers.sgd import pegasos
+from svmtrain.solvers.sgd._pegasos_kernels import pegasos_steps
+from svmtrain.training.train import train
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +125,7 @@ def test_eps_stops_early(a9a):
                                         ("squared-epsilon-insensitive", "r")])
 @pytest.mark.parametrize("k, average", [(1, False), (4, True)])
 def test_other_losses_match_the_numpy_twin(loss, task, k, average):
-    from svmtrain.solvers._pegasos_kernels import LOSS_CODES
+    from svmtrain.solvers.sgd._pegasos_kernels import LOSS_CODES
     X = read_libsvm(bundled("heart_scale.xz"))
     d, lam = X.n_features, 0.05
     y = np.where(X.labels > 0, 1.0, -1.0) if task == "c" else X.values[X.indptr[:-1]] * 3.0 + 0.5

@@ -1,4 +1,4 @@
-"""svmtrain.precompile: after it, a real run of the precompiled groups
+"""svmtrain.cli.precompile: after it, a real run of the precompiled groups
 compiles nothing.
 
 The package is copied into a temporary directory first, so numba's cache
@@ -65,7 +65,7 @@ def _count(pkg, args):
 
 def test_precompiled_group_runs_without_compiling(tmp_path):
     pkg = _copy_package(tmp_path)
-    code = ("from svmtrain.precompile import precompile; import json; "
+    code = ("from svmtrain.cli.precompile import precompile; import json; "
             "print(json.dumps(precompile(jobs=1, groups=['reader', 'pegasos'])))")
     out = subprocess.run([sys.executable, "-c", code], env=_env(pkg), cwd=pkg,
                          capture_output=True, text=True, timeout=300)
@@ -83,10 +83,10 @@ def test_without_precompile_the_same_run_compiles(tmp_path):
     # the control: in a fresh copy the run does compile (else the test above proves nothing)
     pkg = _copy_package(tmp_path)
     res = _count(pkg, ["-s", "pegasos"])
-    assert "svmtrain.solvers._pegasos_kernels.pegasos_steps" in res["run"]
+    assert "svmtrain.solvers.sgd._pegasos_kernels.pegasos_steps" in res["run"]
 
 
 def test_unknown_group_is_refused():
-    from svmtrain.precompile import precompile
+    from svmtrain.cli.precompile import precompile
     with pytest.raises(ValueError, match="unknown precompile group"):
         precompile(groups=["nope"])

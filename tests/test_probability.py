@@ -12,7 +12,7 @@ from reference import reset_c_rand
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
-from svmtrain.probability import pairwise_coupling, platt_fit, sigmoid
+from svmtrain.models.probability import pairwise_coupling, platt_fit, sigmoid
 
 
 def twin_coupling(r):
@@ -114,7 +114,7 @@ def test_platt_models_log_loss_close_to_logistic_regression():
     from liblinear import liblinearutil as util
     import scipy.sparse as sp
     from svmtrain.params import TrainParams
-    from svmtrain.training import train
+    from svmtrain.training.train import train
     tr, te = read_libsvm(bundled("a9a.xz")), read_libsvm(bundled("a9a.t.xz"))
     A = sp.csr_matrix((tr.values, tr.indices, tr.indptr), shape=(tr.n_rows, tr.n_features))
     T = sp.csr_matrix((te.values, te.indices, te.indptr), shape=(te.n_rows, tr.n_features))
@@ -134,7 +134,7 @@ def test_platt_sigmoids_round_trip_and_libsvm_reads_them(tmp_path):
     from svmtrain.io.libsvm_format import write_libsvm_model
     from svmtrain.io.model_io import save_model
     from svmtrain.params import TrainParams
-    from svmtrain.training import train
+    from svmtrain.training.train import train
     data = read_libsvm(bundled("heart_scale.xz"))
     for kw in ({"solver": "dcd"}, {"solver": "sbp", "gamma": 0.5}, {"solver": "asset", "approx": "fourier"}):
         model = train(data, TrainParams(probability=True, **kw))

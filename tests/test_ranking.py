@@ -11,11 +11,11 @@ from svmtrain.cli.train import main as train_main
 from svmtrain.data.dataset import Chunk
 from svmtrain.errors import InputFormatError, ParameterError
 from svmtrain.io.model_io import load_model, save_model
-from svmtrain.model import LinearModel
+from svmtrain.models.linear import LinearModel
 from svmtrain.params import TrainParams
-from svmtrain.ranking import QueryGroups, ranking_summary
-from svmtrain.solvers import _ranking_kernels as K
-from svmtrain.training import query_folds, train
+from svmtrain.data.queries import QueryGroups, ranking_summary
+from svmtrain.data import _query_kernels as K
+from svmtrain.training.train import query_folds, train
 
 
 def synthetic(n=500, d=15, queries=30, seed=0, noise=0.5, shuffle=False, sample=0):
@@ -110,7 +110,7 @@ def test_parallel_and_serial_kernels_agree():
 
 def test_subgradient_is_the_cut_of_the_pair_problem():
     """The ocas cut at w (c sum_k coef_k x_k) is the hinge subgradient of the explicit pair problem."""
-    from svmtrain.solvers.ocas_ranking import RankingData
+    from svmtrain.solvers.ocas.ocas_ranking import RankingData
     chunk, dense = synthetic(n=120, d=6, queries=7, seed=2)
     w = np.random.default_rng(0).normal(size=6)
     g = QueryGroups.build(chunk.qid, chunk.labels)
@@ -350,7 +350,7 @@ def test_gen_synthetic_ranking_mode(tmp_path):
 def test_pair_sums_equal_pair_enumeration(seed):
     """QueryGroups.pair_sums (serial and parallel kernels) against the
     pair-by-pair twin: ties at the margin, repeated scores, unsorted qids."""
-    from svmtrain.solvers import _ranking_kernels as KR
+    from svmtrain.data import _query_kernels as KR
     rng = np.random.default_rng(seed)
     n = 300
     qid = rng.integers(0, 9, n)
@@ -375,7 +375,7 @@ def test_pair_sums_equal_pair_enumeration(seed):
 
 def test_tron_minimizes_a_quadratic():
     """The generic TRON on f = 1/2 w'Aw - b'w reaches A^-1 b."""
-    from svmtrain.solvers import tron
+    from svmtrain.solvers.tron import tron
     rng = np.random.default_rng(0)
     M = rng.normal(size=(20, 20))
     A = M @ M.T + np.eye(20)

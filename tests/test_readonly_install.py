@@ -117,7 +117,7 @@ def test_first_run_caches_in_the_users_directory_and_the_second_compiles_nothing
     home = new_home("two-runs")
     first = counts(run(home, str(data), json.dumps([["-s", "pegasos"]])))
     assert Path(first["package"]).resolve() == (site / "svmtrain").resolve()    # the read-only copy
-    assert "svmtrain.solvers._pegasos_kernels.pegasos_steps" in first["compiled"][0]
+    assert "svmtrain.solvers.sgd._pegasos_kernels.pegasos_steps" in first["compiled"][0]
     assert cache_files(home)                                      # written to ~/.cache/numba
     assert not list(site.rglob("__pycache__"))                    # and nothing into the package
     second = counts(run(home, str(data), json.dumps([["-s", "pegasos"]])))

@@ -15,7 +15,7 @@ from svmtrain.io.liblinear_format import read_liblinear_model, write_liblinear_m
 from svmtrain.io.model_io import load_model, save_model
 from svmtrain.params import TrainParams
 from svmtrain.prediction import regression_summary
-from svmtrain.training import train
+from svmtrain.training.train import train
 
 LOSSES = ["epsilon-insensitive", "squared-epsilon-insensitive"]
 
@@ -329,7 +329,7 @@ def test_gen_synthetic_regression_mode(tmp_path):
 @pytest.mark.parametrize("loss", LOSSES)
 def test_streamed_regression_reaches_the_in_memory_optimum(tmp_path, loss):
     """--stream: block minimization of the SVR dual, 4+ blocks, same optimum as in memory."""
-    from svmtrain.data.streaming import train_streamed
+    from svmtrain.training.streamed import train_streamed
     chunk, A = synthetic(n=2000, d=30, seed=4)
     write_text(tmp_path / "train", chunk)
     params = TrainParams(task="r", loss=loss, C=1.0, epsilon=0.1, eps=1e-6, bias=1.0, max_iter=100000)
@@ -345,14 +345,18 @@ def test_streamed_regression_reaches_the_in_memory_optimum(tmp_path, loss):
 
 
 def test_kernel_status_codes_agree_with_drive():
-    from svmtrain.solvers import _dcd_kernels, _lr_kernels, _oneclass_kernels, _svr_kernels, base
+    from svmtrain.solvers import base
+    from svmtrain.solvers.dcd import _dcd_kernels
+    from svmtrain.solvers.dcd import _dcd_logistic_kernels as _lr_kernels
+    from svmtrain.solvers.dcd import _dcd_oneclass_kernels as _oneclass_kernels
+    from svmtrain.solvers.dcd import _dcd_regression_kernels as _svr_kernels
     for K in (_dcd_kernels, _svr_kernels, _lr_kernels, _oneclass_kernels):
         assert (K.RUNNING, K.CONVERGED, K.MAX_ITER) == (base.RUNNING, base.CONVERGED, base.MAX_ITER)
 
 
 # ---------------------------------------------------------------- -s ocas --task r
 def test_svr_score_pass_against_numpy():
-    from svmtrain.solvers._svr_kernels import svr_score_pass
+    from svmtrain.solvers.dcd._dcd_regression_kernels import svr_score_pass
     rng = np.random.default_rng(5)
     s, y = rng.normal(size=200), rng.normal(size=200)
     for squared in (False, True):
@@ -424,7 +428,7 @@ def test_ocas_regression_refusals(tmp_path):
 @pytest.mark.parametrize("loss", LOSSES)
 def test_ocas_streamed_regression_is_the_in_memory_run(tmp_path, loss):
     """--stream -s ocas --task r over 5 blocks: the same iterations and optimum as in memory."""
-    from svmtrain.data.streaming import train_streamed
+    from svmtrain.training.streamed import train_streamed
     chunk, _ = synthetic(n=2000, d=30, seed=4)
     write_text(tmp_path / "train", chunk)
     params = TrainParams(solver="ocas", task="r", loss=loss, C=1.0, epsilon=0.1, eps=1e-6, bias=1.0)
@@ -445,7 +449,7 @@ def read_libsvm_text(path):
 def test_pegasos_streamed_regression_near_the_optimum(tmp_path):
     """--stream -s pegasos --task r (SGD on the epsilon-insensitive loss over a shuffle buffer): the
     objective within 2 % of dcd's optimum."""
-    from svmtrain.data.streaming import train_streamed
+    from svmtrain.training.streamed import train_streamed
     chunk, A = synthetic(n=3000, d=20, seed=9)
     write_text(tmp_path / "train", chunk)
     kw = dict(task="r", loss=LOSSES[0], lam=1e-3, epsilon=0.1)

@@ -8,7 +8,7 @@ import pytest
 
 import svmtrain
 from conftest import bundled
-from svmtrain.arrays import as_chunk
+from svmtrain.data.arrays import as_chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams

@@ -5,16 +5,16 @@ from hypothesis import given, settings, strategies as st
 
 import naive_sbp as naive
 from conftest import bundled, shared
-from svmtrain.kernels import functions as kernels
+from svmtrain.mercer import functions as kernels
 from svmtrain.data.dataset import Chunk, take_rows
 from svmtrain.io.model_io import load_model, save_model
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernels.cache import KernelCache, exp_neg
-from svmtrain.kernels.model import KernelModel
+from svmtrain.mercer.cache import KernelCache, exp_neg
+from svmtrain.models.kernel import KernelModel
 from svmtrain.params import TrainParams
-from svmtrain.solvers import _sbp_kernels as K
-from svmtrain.solvers import sbp
-from svmtrain.training import train
+from svmtrain.solvers.kernel import _sbp_kernels as K
+from svmtrain.solvers.kernel import sbp
+from svmtrain.training.train import train
 
 
 def random_chunk(rng, n, d, density=0.5, scale=1.0):
@@ -43,7 +43,7 @@ def test_exp_neg_matches_numpy():
 
 @pytest.mark.parametrize("code", [0, 1, 2, 3])
 def test_cache_rows_match_numpy(code, monkeypatch):
-    import svmtrain.kernels.cache as kc
+    import svmtrain.mercer.cache as kc
     monkeypatch.setattr(kc, "ROW_BLOCK", 7)        # several row blocks, a ragged last one
     rng = np.random.default_rng(code)
     X, dense = random_chunk(rng, 50, 9, scale=3.0)
@@ -371,7 +371,7 @@ def test_kernel_model_file_round_trip(tmp_path):
 
 
 def test_decision_function_in_blocks_matches_one_block(monkeypatch):
-    import svmtrain.kernels.model as km
+    import svmtrain.models.kernel as km
     X = heart()
     model = train(X, TrainParams(solver="sbp", C=1.0))
     whole = model.decision_function(X)

@@ -15,11 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ROOT, bundled, needs, shared
-from svmtrain._gformat_kernels import format_array
+from svmtrain._numba._gformat_kernels import format_array
 from svmtrain.cli.scale import main as scale_main
 from svmtrain.errors import InputFormatError
 from svmtrain.io.reader import parse_bytes
-from svmtrain.scaling import Ranges, Scaler, compute_stats, format_c
+from svmtrain.preprocess.scaling import Ranges, Scaler, compute_stats, format_c
 
 LIBSVM_SCALE = "/usr/bin/svm-scale"
 needs_libsvm = needs(LIBSVM_SCALE, package="libsvm-tools")
@@ -176,7 +176,7 @@ def naive_scale(text, lower=-1.0, upper=1.0, y=None, restore=None):
 
 
 def _ours(text, lower=-1.0, upper=1.0, y=None, ranges=None, chunk_rows=None):
-    """svmtrain.scaling over the text: (output, range-file text or None, warned)."""
+    """svmtrain.preprocess.scaling over the text: (output, range-file text or None, warned)."""
     import io
     data = text.encode()
     stats = compute_stats([parse_bytes(data)])

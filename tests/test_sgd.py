@@ -8,16 +8,16 @@ from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams, check_params
 from svmtrain.prediction import predict
-from svmtrain.solvers import _sgd_kernels as K
-from svmtrain.solvers import sgd
-from svmtrain.training import train
+from svmtrain.solvers.sgd import _sgd_kernels as K
+from svmtrain.solvers.sgd import sgd
+from svmtrain.training.train import train
 from test_sbp import random_chunk
 
 
 def run_kernel(X, y, rows, rule, eta0, decay, lam, B=0.0, unreg_bias=False, loss="hinge", p=0.0, l1=0.0, skip=16,
                split=None):
     """The numba steps on X's rows, in one call or two (``split``), -> (w_ext, b)."""
-    from svmtrain.solvers._pegasos_kernels import LOSS_CODES
+    from svmtrain.solvers.sgd._pegasos_kernels import LOSS_CODES
     d1 = X.n_features + 1
     w = np.zeros(d1)
     D, pst, qst = np.ones(d1), np.ones(d1), np.zeros(d1)
@@ -104,7 +104,7 @@ def test_fobos_l1_gives_sparse_weights_and_its_objective():
     sparse = train(X, TrainParams(solver="sgd", update="fobos", l1=0.05, C=1.0)).fit_results[0]
     assert np.count_nonzero(plain.w) > 250 and np.count_nonzero(sparse.w) < 150
     from svmtrain.solvers._common import primal_objective
-    from svmtrain.training import task_problems
+    from svmtrain.training.train import task_problems
     (y, _), = task_problems(X.labels, TrainParams())[1]
     lam = 1.0 / X.n_rows
     f = primal_objective(X, y, np.append(sparse.w, 0.0), 0.0, sparse.b, lam) + 0.05 * np.abs(sparse.w).sum()

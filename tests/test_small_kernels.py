@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from conftest import bundled
-from svmtrain._linalg_kernels import lu_solve
-from svmtrain._sort_kernels import argsort_range
+from svmtrain._numba._linalg_kernels import lu_solve
+from svmtrain._numba._sort_kernels import argsort_range
 from svmtrain.io.reader import read_libsvm
-from svmtrain.model import LinearModel, _decision_values_parallel, _decision_values_serial
+from svmtrain.models.linear import LinearModel, _decision_values_parallel, _decision_values_serial
 from svmtrain.solvers._common import margins_parallel, margins_serial
 
 
@@ -168,7 +168,7 @@ def test_margins_numpy_and_loss_terms_match_the_kernels():
 
 def test_primal_objective_small_and_large_paths_agree(monkeypatch):
     """primal_objective's NumPy path (below NUMPY_MAX_NNZ stored values) and its kernel path."""
-    from svmtrain import _numba_options
+    from svmtrain._numba import options as _numba_options
     from svmtrain.solvers._common import primal_objective
     X = read_libsvm(bundled("heart_scale.xz"))
     y = np.where(X.labels > 0, 1.0, -1.0)
@@ -206,10 +206,10 @@ def test_decision_values_serial_equals_parallel_and_numpy(bias):
 def test_dense_and_map_kernels_serial_equal_parallel(monkeypatch):
     """Each kernel with a serial twin gives the same numbers with the
     parallel twin (forced by thresholds of 0)."""
-    from svmtrain import _numba_options as opts
-    from svmtrain.kernels import functions as kernels
-    from svmtrain.kernels._feature_map_kernels import fourier_rows, landmark_kernel_rows
-    from svmtrain.solvers import _asset_kernels as KA
+    from svmtrain._numba import options as opts
+    from svmtrain.mercer import functions as kernels
+    from svmtrain.mercer._feature_map_kernels import fourier_rows, landmark_kernel_rows
+    from svmtrain.solvers.asset import _asset_kernels as KA
     rng = np.random.default_rng(5)
     X = read_libsvm(bundled("heart_scale.xz"))
     n, d = X.n_rows, X.n_features
@@ -260,7 +260,7 @@ def test_dense_and_map_kernels_serial_equal_parallel(monkeypatch):
 def test_ocas_serial_twins_equal_the_parallel_kernels_on_one_block():
     """by_blocks runs a kernel's serial twin when nb == 1: the same numbers
     as the parallel kernel with nb == 1 (and the dispatcher picks them)."""
-    from svmtrain.solvers import _ocas_kernels as K
+    from svmtrain.solvers.ocas import _ocas_kernels as K
     rng = np.random.default_rng(7)
     n, d = 300, 12
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
@@ -323,9 +323,9 @@ def test_ocas_serial_twins_equal_the_parallel_kernels_on_one_block():
 def test_training_is_the_same_with_serial_and_parallel_twins(kw, monkeypatch):
     """Small data takes the serial twins; forcing the parallel ones (size
     thresholds 0) gives the same model, number for number."""
-    from svmtrain import _numba_options as opts
+    from svmtrain._numba import options as opts
     from svmtrain.params import TrainParams
-    from svmtrain.training import train
+    from svmtrain.training.train import train
     X = read_libsvm(bundled("heart_scale.xz"))
 
     def model_numbers():

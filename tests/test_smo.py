@@ -11,13 +11,13 @@ from libsvm import svmutil
 from click.testing import CliRunner
 
 import svmtrain
-from svmtrain.arrays import as_chunk
+from svmtrain.data.arrays import as_chunk
 from svmtrain.cli.train import main as train_main
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernels.functions import RBF, Kernel
+from svmtrain.mercer.functions import RBF, Kernel
 from svmtrain.params import TrainParams
-from svmtrain.solvers import smo
+from svmtrain.solvers.kernel import smo
 
 from conftest import bundled, needs
 from reference import csr
@@ -150,8 +150,8 @@ def test_shrinking_reaches_the_same_optimum(seed):
 @pytest.mark.parametrize("kernel", [Kernel(RBF, 0.3), Kernel(1, 0.2, 2, 1.0), Kernel(0)])
 def test_partial_row_against_numpy(kernel):
     """K(x_r, x_t) for a list of rows t, both twins, against a dense NumPy kernel."""
-    from svmtrain.kernels.cache import KernelCache
-    from svmtrain.solvers import _smo_kernels as K
+    from svmtrain.mercer.cache import KernelCache
+    from svmtrain.solvers.kernel import _smo_kernels as K
     rng = np.random.default_rng(3)
     A = rng.normal(size=(300, 7)) * (rng.random((300, 7)) < 0.6)
     X = as_chunk(A, np.ones(300))
@@ -292,8 +292,8 @@ def test_solve_binary_alone_in_a_fresh_process_on_parallel_sized_data():
     import sys
     code = (
         "import numpy as np\n"
-        "from svmtrain.arrays import as_chunk\n"
-        "from svmtrain.kernels.functions import RBF, Kernel\n"
+        "from svmtrain.data.arrays import as_chunk\n"
+        "from svmtrain.mercer.functions import RBF, Kernel\n"
         "from svmtrain.params import TrainParams\n"
         "from svmtrain.solvers import smo\n"
         "from svmtrain import _numba_options as o\n"

@@ -7,15 +7,16 @@ import pytest
 from click.testing import CliRunner
 
 import svmtrain
-from svmtrain.arrays import as_chunk
+from svmtrain.data.arrays import as_chunk
 from svmtrain.cli.train import main as train_main
 from svmtrain.errors import ParameterError
 from svmtrain.io.reader import read_libsvm
-from svmtrain.kernels.cache import KernelCache, fetch
-from svmtrain.kernels.functions import RBF, Kernel
+from svmtrain.mercer.cache import KernelCache, fetch
+from svmtrain.mercer.functions import RBF, Kernel
 from svmtrain.params import TrainParams
-from svmtrain.solvers import _smo_batched_kernels as KB
-from svmtrain.solvers import smo, smo_batched
+from svmtrain.solvers.kernel import _smo_batched_kernels as KB
+from svmtrain.solvers.kernel import smo
+from svmtrain.solvers.kernel import smo_batched
 
 import naive_smo_batched as naive
 from conftest import bundled

@@ -27,7 +27,7 @@ def test_training_run_never_imports_scipy_linalg(tmp_path):
 
 
 def test_blas_still_works_after_the_probe_is_skipped():
-    code = ("import numpy as np\nfrom svmtrain._numba_start import skip_blas_probe\nskip_blas_probe()\n"
+    code = ("import numpy as np\nfrom svmtrain._numba.start import skip_blas_probe\nskip_blas_probe()\n"
             "from numba import njit\n"
             "@njit\ndef f(a, b):\n    return np.dot(a, b), np.linalg.solve(a, b[:, 0])\n"
             "rng = np.random.default_rng(0); a = rng.normal(size=(5, 5)) + 5 * np.eye(5); b = rng.normal(size=(5, 2))\n"
@@ -41,7 +41,7 @@ def test_blas_still_works_after_the_probe_is_skipped():
 
 def test_skip_blas_probe_is_a_no_op_once_numba_has_loaded():
     code = ("import numba.np.arraymath, numba.np.linalg as L\nprobe = L.ensure_blas\n"
-            "from svmtrain._numba_start import skip_blas_probe\nskip_blas_probe()\nprint(L.ensure_blas is probe)")
+            "from svmtrain._numba.start import skip_blas_probe\nskip_blas_probe()\nprint(L.ensure_blas is probe)")
     assert python(code).stdout.strip() == "True"
 
 

@@ -1,5 +1,5 @@
 """Out-of-core training (``--stream``, ``--memory-limit``, ``--shuffle-buffer``):
-svmtrain/data/streaming.py, the block reader and spool, and the streamed solvers.
+svmtrain/training/streamed.py, the block reader and spool, and the streamed solvers.
 
 The streamed runs read a9a (bundled) under a memory limit small enough to
 split it into several blocks, and are compared with independent references:
@@ -23,12 +23,13 @@ from svmtrain.errors import ParameterError
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
-from svmtrain.solvers import _dcd_kernels as K
-from svmtrain.solvers import sgd, stream_sgd
+from svmtrain.solvers.dcd import _dcd_kernels as K
+from svmtrain.solvers.sgd import sgd
+from svmtrain.solvers.sgd import stream_sgd
 from svmtrain.solvers.base import with_defaults
 from svmtrain.data.chunk_source import InMemorySource
-from svmtrain.data.streaming import MIB, plan_memory, train_streamed
-from svmtrain.training import train
+from svmtrain.training.streamed import MIB, plan_memory, train_streamed
+from svmtrain.training.train import train
 from test_cli import write_blobs
 
 A9A = bundled("a9a.xz")

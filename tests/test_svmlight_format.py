@@ -16,10 +16,10 @@ from svmtrain.errors import ModelFormatError
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import parse_bytes, read_libsvm
 from svmtrain.io.svmlight_format import read_svmlight_model
-from svmtrain.kernels.model import KernelModel
-from svmtrain.model import LinearModel
+from svmtrain.models.kernel import KernelModel
+from svmtrain.models.linear import LinearModel
 from svmtrain.params import TrainParams
-from svmtrain.training import train
+from svmtrain.training.train import train
 
 
 def svmlight_text(svs, threshold, kernel=0, d=3, g=1.0, s=1.0, r=1.0, totwords=None, totdoc=100,

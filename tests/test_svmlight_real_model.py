@@ -18,7 +18,7 @@ import numpy as np
 from conftest import ROOT
 from svmtrain.io.model_io import load_model
 from svmtrain.io.svmlight_format import read_svmlight_model
-from svmtrain.model import LinearModel
+from svmtrain.models.linear import LinearModel
 
 DATA = Path(__file__).resolve().parent / "data" / "svmlight"
 MODEL = DATA / "example2.model"

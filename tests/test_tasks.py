@@ -64,13 +64,15 @@ def test_one_class_nu_defaults_and_range():
 def test_registry_gives_each_supported_pair_a_module_that_trains_it():
     """get_solver picks the variant module by task and loss; a base module's
     fit refuses a pair that a variant trains (never a silently other problem)."""
-    from svmtrain.solvers import dcd, get_solver, ocas
-    assert get_solver("dcd", task="r").__name__ == "svmtrain.solvers.dcd_regression"
-    assert get_solver("dcd", task="o").__name__ == "svmtrain.solvers.dcd_oneclass"
-    assert get_solver("dcd", task="c", loss="log").__name__ == "svmtrain.solvers.dcd_logistic"
+    from svmtrain.solvers import get_solver
+    from svmtrain.solvers.dcd import dcd
+    from svmtrain.solvers.ocas import ocas
+    assert get_solver("dcd", task="r").__name__ == "svmtrain.solvers.dcd.dcd_regression"
+    assert get_solver("dcd", task="o").__name__ == "svmtrain.solvers.dcd.dcd_oneclass"
+    assert get_solver("dcd", task="c", loss="log").__name__ == "svmtrain.solvers.dcd.dcd_logistic"
     assert get_solver("dcd", task="c", loss="squared-hinge") is dcd
-    assert get_solver("ocas", task="p").__name__ == "svmtrain.solvers.ocas_ranking"
-    assert get_solver("pegasos", kernel_type=2).__name__ == "svmtrain.solvers.kernel_pegasos"
+    assert get_solver("ocas", task="p").__name__ == "svmtrain.solvers.ocas.ocas_ranking"
+    assert get_solver("pegasos", kernel_type=2).__name__ == "svmtrain.solvers.kernel.kernel_pegasos"
     for solver, by_task in tasks.SUPPORT.items():
         for task, losses in by_task.items():
             for loss in losses:

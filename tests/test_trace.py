@@ -14,7 +14,7 @@ from naive_sbp import kernel_dense
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
 from svmtrain.io.model_io import load_model
-from svmtrain.trace import COLUMNS
+from svmtrain.training.trace import COLUMNS
 
 N_TRAIN = 200   # heart_scale: 270 rows, 13 features; the rest is the test file
 

@@ -12,7 +12,7 @@ from svmtrain.cli.train import main as train_main
 from svmtrain.errors import ModelFormatError
 from svmtrain.io.model_io import load_model, save_model
 from svmtrain.io.reader import read_libsvm
-from svmtrain.scaling import Ranges, compute_stats, scale_rows
+from svmtrain.preprocess.scaling import Ranges, compute_stats, scale_rows
 
 
 @pytest.fixture

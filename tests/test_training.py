@@ -5,7 +5,7 @@ import pytest
 from svmtrain.data.dataset import Chunk, take_rows
 from svmtrain.errors import ParameterError, SvmtrainError
 from svmtrain.params import TrainParams
-from svmtrain.training import cross_validate, label_order, train
+from svmtrain.training.train import cross_validate, label_order, train
 
 
 @pytest.mark.parametrize("labels,expected", [
@@ -86,7 +86,7 @@ def test_take_rows_matches_dense_indexing():
 def test_take_rows_numpy_path_equals_the_kernel(rows, monkeypatch):
     """take_rows below NUMPY_MAX_NNZ (NumPy indexing) and above it (gather_rows): the same CSR,
     with empty rows among the taken ones."""
-    from svmtrain import _numba_options
+    from svmtrain._numba import options as _numba_options
     data = blobs(10, [1, -1])
     lengths = np.diff(data.indptr).copy()
     lengths[[2, 7]] = 0                              # two empty rows

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ..errors import ParameterError
 from ._errors import handle_errors, parse_foreign, run_and_exit
 from .foreign import translate_predict
@@ -48,7 +48,7 @@ class _Command(click.Command):
 def main(test_file, model_file, output_file, decision_values, probability, chunk_size, quiet, engine, scheduler,
          output_dir):
     with handle_errors("svm-predict"):
-        from .._numba_start import skip_blas_probe
+        from .._numba.start import skip_blas_probe
         skip_blas_probe()
         if engine == "dask":
             if probability:

@@ -7,7 +7,7 @@ import tempfile
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ..errors import InputFormatError, ParameterError
 from ._errors import handle_errors, run_and_exit
 
@@ -40,7 +40,7 @@ PROG = "svm-scale"
 @click.argument("data_file")
 def main(data_file, lower, upper, y_limits, save, restore, chunk_size):
     with handle_errors(PROG):
-        from .._numba_start import skip_blas_probe
+        from .._numba.start import skip_blas_probe
         skip_blas_probe()
         if not (upper > lower) or (y_limits is not None and not (y_limits[1] > y_limits[0])):
             raise ParameterError("inconsistent lower/upper specification (need lower < upper)")
@@ -80,7 +80,7 @@ def _two_pass_source(data_file):
 
 def _run(path, name, lower, upper, y_limits, save, restore, chunk_size):
     from ..io.reader import iter_chunks
-    from ..scaling import Ranges, Scaler, compute_stats
+    from ..preprocess.scaling import Ranges, Scaler, compute_stats
 
     ranges = Ranges.read(restore) if restore else None     # a bad range file stops before any output
     stats = compute_stats(iter_chunks(path, chunk_rows=chunk_size))

@@ -4,7 +4,7 @@ from dataclasses import MISSING, fields
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ..errors import ParameterError
 from ..params import TrainParams
 from ._errors import handle_errors, parse_foreign, run_and_exit
@@ -39,7 +39,7 @@ def _precompile(ctx, _param, value):
     if not value or ctx.resilient_parsing:
         return
     with handle_errors("svm-train"):
-        from ..precompile import precompile
+        from .precompile import precompile
         precompile(log=click.echo)
     ctx.exit(0)
 
@@ -160,7 +160,7 @@ def solver_log(quiet, verbose):
 
 def _run(train_file, model_file, folds, chunk_size, model_format, record_time, quiet, verbose, class_weights,
          options):
-    from .._numba_start import skip_blas_probe
+    from .._numba.start import skip_blas_probe
     skip_blas_probe()
     from ..io.reader import display_name, read_libsvm
     from ..params import TrainParams, check_params
@@ -193,13 +193,13 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
     if find_c and grid["grid"]:
         raise ParameterError("give -C (linear solvers) or --grid (kernel solvers), not both")
     if find_c:
-        from ..param_search import check_search
+        from ..selection.param_search import check_search
         check_search(params, 5 if folds is None else folds)
         if stream["stream"] or stream["memory_limit"] is not None or engine == "dask" or trace["trace"]:
             raise ParameterError("-C searches in memory: it cannot be combined with --stream, --engine dask or "
                                  "--trace")
     if grid["grid"]:
-        from ..grid_search import check_grid
+        from ..selection.grid_search import check_grid
         check_grid(params, 5 if folds is None else folds)
         if stream["stream"] or stream["memory_limit"] is not None or engine == "dask" or trace["trace"]:
             raise ParameterError("--grid searches in memory: it cannot be combined with --stream, --engine dask or "
@@ -258,10 +258,10 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
         click.echo(_cross_validation_lines(data, params, folds, display_name(train_file)))
         return
 
-    from ..training import train
+    from ..training.train import train
     monitor = None
     if trace["trace"] is not None:
-        from ..trace import Trace
+        from ..training.trace import Trace
         test = read_libsvm(trace["trace_test"], chunk_rows=chunk_size) if trace["trace_test"] else None
         monitor = Trace(data.labels, test=test, steps=trace["trace_every"])
     with Progress(show, f"training ({params.solver})") as bar:
@@ -274,7 +274,7 @@ def _run(train_file, model_file, folds, chunk_size, model_format, record_time, q
 
 def _scaled(data, scale_range, quiet):
     """(data scaled as svm-scale -l LOWER -u UPPER would scale it, its Ranges)."""
-    from ..scaling import Ranges, compute_stats, scale_rows
+    from ..preprocess.scaling import Ranges, compute_stats, scale_rows
     ranges = Ranges.from_stats(compute_stats([data]), *scale_range)
     scaled = scale_rows(ranges, data)
     if not quiet and scaled.nnz > 2 * data.nnz:
@@ -289,7 +289,7 @@ def _search_c(data, params, folds, show, echo, log, record_time, model_file, mod
     the model at the best C (and, for regression, p)."""
     import dataclasses
 
-    from ..param_search import max_c, search_c
+    from ..selection.param_search import max_c, search_c
     echo(f"Doing parameter search with {folds}-fold cross validation.")
     with Progress(show, "C path") as bar:
         path = search_c(data, params, folds, progress=bar.set_to, on_point=lambda p: echo(p.line()),
@@ -297,7 +297,7 @@ def _search_c(data, params, folds, show, echo, log, record_time, model_file, mod
     click.echo(path.best_line())
     if model_file is None:
         return
-    from ..training import train
+    from ..training.train import train
     best = dataclasses.replace(params, C=path.best.C)
     if path.best.p is not None:
         best = dataclasses.replace(best, epsilon=path.best.p)
@@ -310,13 +310,13 @@ def _search_grid(data, params, folds, grid, name, show, echo, log, record_time, 
                  scaling=None):
     """--grid: grid.py's lines and .out file, the model at the best point
     (with MODEL_FILE), then grid.py's last line, the best point."""
-    from ..grid_search import DEFAULT_LOG2C, DEFAULT_LOG2G, parse_range, search_grid
+    from ..selection.grid_search import DEFAULT_LOG2C, DEFAULT_LOG2G, parse_range, search_grid
     c_exps = parse_range(grid["log2c"] or DEFAULT_LOG2C, "-log2c")
     g_exps = parse_range(grid["log2g"] or DEFAULT_LOG2G, "-log2g")
     if params.kernel_type == 0:
         g_exps = None                  # a linear kernel has no gamma
     if grid["grid_png"]:
-        from ..grid_plot import require_matplotlib
+        from ..selection.grid_plot import require_matplotlib
         require_matplotlib()           # before the search, not after it
     out_path = grid["grid_out"] or os.path.basename(name.rstrip("/")) + ".out"
     out = None if out_path.lower() == "null" else open(out_path, "w")
@@ -332,10 +332,10 @@ def _search_grid(data, params, folds, grid, name, show, echo, log, record_time, 
         if out is not None:
             out.close()
     if grid["grid_png"]:
-        from ..grid_plot import contour_png
+        from ..selection.grid_plot import contour_png
         contour_png(result, grid["grid_png"], name)
     if model_file is not None:
-        from ..training import train
+        from ..training.train import train
         best = result.best_params(params)
         with Progress(show, f"training ({params.solver}) at the best point") as bar:
             model = train(data, best, progress=bar.set_to, log=log)
@@ -350,12 +350,12 @@ def _cross_validation_lines(data, params, folds, source):
     import numpy as np
 
     from ..prediction import regression_summary
-    from ..training import cross_val_predict
+    from ..training.train import cross_val_predict
     pred = cross_val_predict(data, params, folds, source=source)
     if params.task == "r":
         return regression_summary(pred, data.labels).line("Cross Validation ")
     if params.task == "p":
-        from ..ranking import ranking_summary
+        from ..data.queries import ranking_summary
         return ranking_summary(pred, data.labels, data.qid).line("Cross Validation ")
     return "Cross Validation Accuracy = %g%%" % (100.0 * float(np.mean(pred == data.labels)))
 
@@ -389,9 +389,9 @@ def _finish(model, params, echo, log, record_time, model_file, model_format, sca
 
 
 def _train_streamed(train_file, cache, chunk_size, params, stream, show, log):
-    """The model of an out-of-core run (svmtrain.data.streaming)."""
+    """The model of an out-of-core run (svmtrain.training.streamed)."""
     from ..io.cache import default_cache_path
-    from ..data.streaming import train_streamed
+    from ..training.streamed import train_streamed
     cache_path = None if cache is None else (cache or default_cache_path(train_file))
     bars = [Progress(show, "reading", total=_size_of(train_file), unit="B", unit_scale=True)]
 

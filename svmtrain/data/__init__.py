@@ -2,6 +2,6 @@
 
 * :mod:`.dataset`: :class:`~.dataset.Chunk`, rows in CSR arrays, and row selection;
 * :mod:`.chunk_source`: data in memory or streamed, behind one interface;
-* :mod:`.streaming`: out-of-core training (``--stream``): memory plans,
-  spooling, the streamed solvers' driver.
+* :mod:`.arrays`: NumPy arrays and SciPy matrices as Chunks;
+* :mod:`.queries`: the ``qid:`` groups of ranking data and their pair counts.
 """

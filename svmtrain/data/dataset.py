@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _numba_options as _opts
+from .._numba import options as _opts
 from ._dataset_kernels import gather_rows
 
 

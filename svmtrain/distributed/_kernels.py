@@ -6,7 +6,7 @@ A partition's row i has the target y_i = labels[i] for regression
 from numba import njit
 
 from ..solvers._common import row_axpy, row_dot
-from ..solvers._pegasos_kernels import loss_slope, loss_value
+from ..solvers.sgd._pegasos_kernels import loss_slope, loss_value
 
 
 @njit(cache=True, nogil=True)

@@ -1,6 +1,6 @@
 """``-s bmrm`` on a Dask cluster: the distributed OCAS loop with method cp and BMRM's stopping rule.
 
-What :func:`svmtrain.solvers.bmrm.fit` is to :func:`svmtrain.solvers.ocas.fit`,
+What :func:`svmtrain.solvers.ocas.bmrm.fit` is to :func:`svmtrain.solvers.ocas.ocas.fit`,
 this is to :func:`svmtrain.distributed.ocas.fit`: the same parameters
 (``--ocas-method cp``, the relative tolerance off, BMRM's absolute gap eps
 of the lambda form passed as ocas's absolute tolerance n C eps of the
@@ -12,7 +12,7 @@ it is better), then ``move``.
 """
 import dataclasses
 
-from ..solvers import bmrm as local
+from ..solvers.ocas import bmrm as local
 from . import ocas
 
 DEFAULT_EPS = local.DEFAULT_EPS

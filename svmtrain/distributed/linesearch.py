@@ -31,7 +31,7 @@ the rounding of sums taken in another order).
 """
 import numpy as np
 
-from ..solvers import _ocas_kernels as K
+from ..solvers.ocas import _ocas_kernels as K
 
 LIMIT = 2048            # a worker sends its breakpoints in the bin when it has at most this many
 LEVEL1_BINS = 2048      # exponent values of positive doubles (bits 62..52)

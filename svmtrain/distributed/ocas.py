@@ -1,6 +1,6 @@
 """``-s ocas`` on a Dask cluster: the data side of ``solvers.ocas.solve``.
 
-The master loop is the local one (``svmtrain.solvers.ocas.solve``): the
+The master loop is the local one (``svmtrain.solvers.ocas.ocas.solve``): the
 driver keeps the cut buffer, solves the reduced QP, forms w_c and
 d = w_c - w_b and moves w_b. ``DaskData`` implements what the loop asks of
 the data, with each worker doing it for its partitions and keeping, per
@@ -32,8 +32,8 @@ rounding.
 import numpy as np
 
 from ..errors import SvmtrainError
-from ..solvers import _ocas_kernels as K
-from ..solvers import ocas as local
+from ..solvers.ocas import _ocas_kernels as K
+from ..solvers.ocas import ocas as local
 from ..solvers._common import margins
 from ..solvers.base import FitResult, finish_w, kernel_bias
 from . import linesearch

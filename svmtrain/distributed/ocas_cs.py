@@ -1,9 +1,9 @@
 """``-s ocas --multiclass cs`` on a Dask cluster: Crammer-Singer OCAS over partitions.
 
 The master loop is the local one (``solvers.ocas.solve``) and the problem
-that of :mod:`svmtrain.solvers.ocas_cs`: the driver keeps the cut buffer's
+that of :mod:`svmtrain.solvers.ocas.ocas_cs`: the driver keeps the cut buffer's
 numbers (offsets, Gram matrix, duals) and solves the reduced QP. What the
-in-memory :class:`~svmtrain.solvers.ocas_cs.CrammerSingerForm` keeps per
+in-memory :class:`~svmtrain.solvers.ocas.ocas_cs.CrammerSingerForm` keeps per
 row stays on the workers, per partition (``_PartCS``): the class indices
 and C_i, the scores S_b, S_d and coefficients G_b, G_c, G_d, G_new
 (n_p x M each), the line search's breakpoints and the partition's share
@@ -35,11 +35,11 @@ import time
 import numpy as np
 
 from ..errors import SvmtrainError
-from ..solvers import _ocas_cs_kernels as K
-from ..solvers import _ocas_kernels as KO
+from ..solvers.ocas import _ocas_cs_kernels as K
+from ..solvers.ocas import _ocas_kernels as KO
 from ..solvers.base import kernel_bias
-from ..solvers.ocas import _Cuts, _cut_limit, _zeros, check_params, solve
-from ..solvers.ocas_cs import class_costs, class_indices, cs_model, cut_dtype
+from ..solvers.ocas.ocas import _Cuts, _cut_limit, _zeros, check_params, solve
+from ..solvers.ocas.ocas_cs import class_costs, class_indices, cs_model, cut_dtype
 from . import linesearch
 from .engine import StateLost
 from .partitions import STATE, partition
@@ -246,7 +246,7 @@ class DaskCrammerSinger:
 def train_model(session, order, n, d, params, progress=None, log=None, driver_threads=1):
     """The Crammer-Singer LinearModel of the session's partitions (n rows,
     d features) over the classes ``order``, as
-    :func:`svmtrain.solvers.ocas_cs.train_model` returns it in memory
+    :func:`svmtrain.solvers.ocas.ocas_cs.train_model` returns it in memory
     (``info`` also has the line-search rounds)."""
     check_params(params, (1.0, 1.0))
     t0 = time.perf_counter()

@@ -2,7 +2,7 @@
 
 The data side of ``solvers.ocas.solve`` for the losses of the scores
 (logistic regression, epsilon-insensitive regression and its square): what
-:class:`svmtrain.solvers.ocas_scores.ScoreData` does locally, each worker
+:class:`svmtrain.solvers.ocas.ocas_scores.ScoreData` does locally, each worker
 does for its partitions, keeping per partition the outputs of w_b and d
 and the loss coefficients at w_b (n-vectors, in worker memory). An
 iteration makes these rounds:
@@ -24,11 +24,11 @@ and its coefficients there.
 """
 import numpy as np
 
-from ..solvers import _lr_kernels as KL
-from ..solvers import _ocas_kernels as K
-from ..solvers import _svr_kernels as KS
+from ..solvers.dcd import _dcd_logistic_kernels as KL
+from ..solvers.ocas import _ocas_kernels as K
+from ..solvers.dcd import _dcd_regression_kernels as KS
 from ..solvers._common import margins
-from ..solvers.ocas_scores import regula_falsi
+from ..solvers.ocas.ocas_scores import regula_falsi
 from .ocas import DaskData, ready, run, states_for_direction
 from .partitions import partition
 

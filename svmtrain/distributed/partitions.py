@@ -121,7 +121,7 @@ def read_partition(spec, threads=None, cache=False, messages=None):
     ``cache``; cache messages are appended to ``messages``) and check that
     its values cannot overflow."""
     from ..io.reader import read_libsvm
-    from ..training import check_magnitudes
+    from ..training.train import check_magnitudes
 
     def read(path):
         return read_libsvm(path, threads=threads)

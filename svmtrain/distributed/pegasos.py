@@ -29,9 +29,9 @@ import math
 
 import numpy as np
 
-from ..solvers import pegasos as local
+from ..solvers.sgd import pegasos as local
 from ..solvers._common import sq_norm
-from ..solvers._pegasos_kernels import HINGE, LOSS_CODES
+from ..solvers.sgd._pegasos_kernels import HINGE, LOSS_CODES
 from ..solvers.base import FitResult, finish_w, kernel_bias, with_defaults
 from . import _kernels as KD
 from .partitions import partition

@@ -1,6 +1,6 @@
 """``-s sgd`` on a Dask cluster: iterative parameter mixing.
 
-SVM-SGD, SGD-QN and FOLOS (:mod:`svmtrain.solvers.sgd`) make one step per
+SVM-SGD, SGD-QN and FOLOS (:mod:`svmtrain.solvers.sgd.sgd`) make one step per
 example; one Dask round per step is out of the question. So each epoch is
 one round of *iterative parameter mixing* (R. McDonald, K. Hall, G. Mann,
 "Distributed training strategies for the structured perceptron", NAACL
@@ -69,7 +69,7 @@ within 0.1 % (heart_scale, 5 epochs, tested); with its own orders the
 objective differs by the seed-to-seed spread of SGD's last iterate (a few
 percent on a9a).
 
-eta0 is SVM-SGD's pilot (:func:`svmtrain.solvers.sgd.pilot_eta0`), run on
+eta0 is SVM-SGD's pilot (:func:`svmtrain.solvers.sgd.sgd.pilot_eta0`), run on
 the driver on the rows the in-memory run's pilot uses: the driver draws
 min(n, 1000) row numbers from ``np.random.default_rng(--seed)`` exactly as
 in memory (over the rows of all partitions in order) and gathers them in
@@ -93,11 +93,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..data.dataset import Chunk, concat_chunks, take_rows
-from ..solvers import _sgd_kernels as K
-from ..solvers import sgd as local
-from ..solvers._pegasos_kernels import LOSS_CODES
+from ..solvers.sgd import _sgd_kernels as K
+from ..solvers.sgd import sgd as local
+from ..solvers.sgd._pegasos_kernels import LOSS_CODES
 from ..solvers.base import FitResult, finish_w, kernel_bias, with_defaults
-from ..solvers.pegasos import end_epoch
+from ..solvers.sgd.pegasos import end_epoch
 from .partitions import partition
 from .pegasos import objective as loss_objective
 

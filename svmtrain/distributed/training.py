@@ -1,4 +1,4 @@
-"""Training on a Dask cluster: the counterpart of ``svmtrain.training.train``.
+"""Training on a Dask cluster: the counterpart of ``svmtrain.training.train.train``.
 
 The partitions are parsed on the workers and stay there; the driver learns
 their sizes and labels, orders the labels as LIBLINEAR does (first
@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import InputFormatError, ParameterError
 from ..params import check_params
 from ..solvers.base import split_progress, with_defaults
-from ..training import check_class_weights, finish_model, label_order, linear_model, problem_costs
+from ..training.train import check_class_weights, finish_model, label_order, linear_model, problem_costs
 from ..tasks import CLASSIFICATION, NAMES, REGRESSION
 from . import bmrm, ocas, ocas_cs, ocas_scores, pegasos, sgd
 from .engine import Session

@@ -39,8 +39,8 @@ grows the arrays and resumes at the same line.
 import numpy as np
 from numba import njit
 
-from .._numba_options import twin
-from .._sort_kernels import argsort_range
+from .._numba.options import twin
+from .._numba._sort_kernels import argsort_range
 
 # Error codes (the caller turns them into messages).
 OK = 0

@@ -126,7 +126,7 @@ def source_identity(train_path):
 
 def _version():
     try:
-        from .. import __version__
+        from .._version import __version__
         return str(__version__)
     except Exception:  # pragma: no cover
         return "unknown"

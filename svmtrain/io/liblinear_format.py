@@ -58,7 +58,7 @@ import re
 import numpy as np
 
 from ..errors import ModelFormatError, ParameterError
-from ..model import LinearModel
+from ..models.linear import LinearModel
 from .atomic import atomic_write
 
 CLASSIFICATION_TYPES = (

@@ -22,7 +22,7 @@ sv_coef[i][s] K(x_s, x) - rho[p]; a positive value is a vote for i, and
 the class with the most votes (the first on ties) is predicted. With two
 classes this is one score, positive for ``label[0]``: exactly
 svmtrain's binary convention with b = -rho, so a binary
-:class:`~svmtrain.kernels.model.KernelModel` converts both ways. A
+:class:`~svmtrain.models.kernel.KernelModel` converts both ways. A
 one-vs-rest model of three or more classes has no one-vs-one form and is
 refused (ParameterError); a LIBSVM model of three or more classes is read
 as a KernelModel with ``decision = "ovo"`` (one score column per pair,
@@ -39,7 +39,7 @@ import numpy as np
 
 from ..data.dataset import Chunk
 from ..errors import ModelFormatError, ParameterError
-from ..kernels.functions import CODES, LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
+from ..mercer.functions import CODES, LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
 from .atomic import atomic_write
 
 CLASSIFIERS = ("c_svc", "nu_svc")
@@ -55,7 +55,7 @@ def write_libsvm_model(model, path):
     if getattr(model, "scaling", None) is not None:
         raise ParameterError("a LIBSVM model file cannot hold the ranges of svm-train --scale: save the model "
                              "in svmtrain's format, or scale with svm-scale -s RANGE_FILE instead")
-    from ..kernels.model import KernelModel
+    from ..models.kernel import KernelModel
     if not isinstance(model, KernelModel):
         raise ParameterError("--model-format libsvm writes kernel models (-s sbp, or -s pegasos with -t 1|2|3) "
                              "only; use --model-format liblinear for linear models")
@@ -207,7 +207,7 @@ def read_libsvm_model(path):
                 coef[sj, p] = sv_coef[sj, i]
                 p += 1
         b = -rho
-    from ..kernels.model import KernelModel
+    from ..models.kernel import KernelModel
     header = [("solver", f"libsvm-{svm_type}")]
     model = KernelModel(labels=labels.astype(np.float64), SV=SV, coef=coef, b=b,
                         kernel=Kernel(code, gamma, degree, coef0), n_features=SV.n_features,
@@ -220,7 +220,7 @@ def read_libsvm_model(path):
 def _single_model(path, hdr, lines, sv_line, svm_type, kernel):
     """An epsilon_svr / nu_svr / one_class model: f(x) = sum_s coef_s K(SV_s, x) - rho,
     the prediction itself, or for one_class +1 where positive, else -1."""
-    from ..kernels.model import KernelModel
+    from ..models.kernel import KernelModel
     total = int(hdr.numbers("total_sv", 1, integer=True)[0])
     if total < 0:
         hdr.fail("total_sv", f"total_sv must be >= 0 (got {total})")

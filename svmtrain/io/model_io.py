@@ -19,10 +19,10 @@ A model of ``svm-train --scale`` adds, for any kind, the header lines
 ``scale_lower L`` and ``scale_upper U`` and a section ``dense SCALE k 3``:
 one line ``INDEX MIN MAX`` per scaled feature (svm-scale's range file);
 ``load_model`` gives it back as ``model.scaling`` (a
-:class:`svmtrain.scaling.Ranges`), which scores apply to every row.
+:class:`svmtrain.preprocess.scaling.Ranges`), which scores apply to every row.
 
 Floats are written with ``repr`` and so read back bit for bit. Each model
-class (``svmtrain.model.LinearModel`` and later kinds) provides
+class (``svmtrain.models.linear.LinearModel`` and later kinds) provides
 ``file_fields()``, ``file_sections()`` and ``from_file(...)``; this module
 knows only the layout.
 
@@ -54,9 +54,9 @@ VERSION = 1
 FORMATS = "svmtrain, LIBLINEAR, LIBSVM or SVMlight"
 # kind -> "module:Class"; imported only when a file of that kind is read
 KINDS = {
-    "linear": "svmtrain.model:LinearModel",
-    "kernel": "svmtrain.kernels.model:KernelModel",
-    "fourier": "svmtrain.kernels.feature_maps:FourierModel",
+    "linear": "svmtrain.models.linear:LinearModel",
+    "kernel": "svmtrain.models.kernel:KernelModel",
+    "fourier": "svmtrain.models.fourier:FourierModel",
 }
 # informational keys any model may carry: every training parameter, and results
 # (a model class may add its own in INFO_KEYS)
@@ -137,7 +137,7 @@ def dense_text(block):
     """The rows of ``block`` (2-D float64) as text, "%.17g" values separated
     by spaces, a newline after each row; the few values the numba formatter
     leaves out (|x| < about 1e-11 or >= 1.8e19) written by Python's repr."""
-    from .._gformat_kernels import format_block
+    from .._numba._gformat_kernels import format_block
     buf, at, of = format_block(block, 17)
     if len(at) == 0:
         return buf.tobytes().decode("ascii")
@@ -297,7 +297,7 @@ def _scaling_of(path, fields, sections):
     index = table[:, 0] if table.ndim == 2 and table.shape[1] == 3 else None
     if index is None or np.any(index < 1) or np.any(index != np.floor(index)):
         raise ModelFormatError(path, None, "section SCALE: one 'INDEX MIN MAX' line per feature, INDEX >= 1")
-    from ..scaling import Ranges
+    from ..preprocess.scaling import Ranges
     return Ranges(float(lower), float(upper), table[:, 0].astype(np.int64), table[:, 1].copy(), table[:, 2].copy())
 
 

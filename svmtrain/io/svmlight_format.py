@@ -44,7 +44,7 @@ import re
 import numpy as np
 
 from ..errors import InputFormatError, ModelFormatError
-from ..kernels.functions import LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
+from ..mercer.functions import LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
 from .liblinear_format import _parse_float, _parse_int
 
 SUPPORTED_MAJOR = (5, 6)          # versions whose model layout is the one above
@@ -103,12 +103,12 @@ def read_svmlight_model(path):
     n_features = max(totwords, SV.n_features)
     header = [("solver", f"svmlight-{version}"), ("n_train", totdoc)]
     if code == LINEAR:
-        from ..model import LinearModel
+        from ..models.linear import LinearModel
         w = np.bincount(SV.indices, weights=np.repeat(alpha_y, np.diff(SV.indptr)) * SV.values,
                         minlength=n_features)
         return LinearModel(labels=np.array([1.0, -1.0]), W=w.reshape(-1, 1), n_features=n_features,
                            bias=-1.0, b=np.array([-threshold]), solver=f"svmlight-{version}", header=header)
-    from ..kernels.model import KernelModel
+    from ..models.kernel import KernelModel
     gamma, coef0 = (g, 0.0) if code == RBF else (s, r)
     return KernelModel(labels=np.array([1.0, -1.0]), SV=SV, coef=alpha_y.reshape(-1, 1).copy(),
                        b=np.array([-threshold]), kernel=Kernel(code, gamma, degree, coef0),

@@ -12,36 +12,36 @@ from ..errors import ParameterError
 from ..tasks import CLASSIFICATION, ONE_CLASS, RANKING, REGRESSION
 
 SOLVERS = {
-    "pegasos": "svmtrain.solvers.pegasos",
-    "dcd": "svmtrain.solvers.dcd",
-    "ocas": "svmtrain.solvers.ocas",
-    "sbp": "svmtrain.solvers.sbp",
-    "smo": "svmtrain.solvers.smo",
-    "asset": "svmtrain.solvers.asset",
-    "tron": "svmtrain.solvers.tron_ranking",     # trains ranking only (tasks.SUPPORT)
+    "pegasos": "svmtrain.solvers.sgd.pegasos",
+    "dcd": "svmtrain.solvers.dcd.dcd",
+    "ocas": "svmtrain.solvers.ocas.ocas",
+    "sbp": "svmtrain.solvers.kernel.sbp",
+    "smo": "svmtrain.solvers.kernel.smo",
+    "asset": "svmtrain.solvers.asset.asset",
+    "tron": "svmtrain.solvers.tron.tron_ranking",     # trains ranking only (tasks.SUPPORT)
     # the survey's other solvers (Menon 2009, Table 1)
-    "sgd": "svmtrain.solvers.sgd",               # SVM-SGD, SGD-QN, FOLOS (--update)
-    "bmrm": "svmtrain.solvers.bmrm",             # BMRM / SVMperf: ocas's cutting planes without line search
-    "norma": "svmtrain.solvers.norma",           # kernel online SGD with a truncated expansion
-    "cvm": "svmtrain.solvers.cvm",               # Core Vector Machine: a minimum enclosing ball by core sets
+    "sgd": "svmtrain.solvers.sgd.sgd",               # SVM-SGD, SGD-QN, FOLOS (--update)
+    "bmrm": "svmtrain.solvers.ocas.bmrm",             # BMRM / SVMperf: ocas's cutting planes without line search
+    "norma": "svmtrain.solvers.kernel.norma",           # kernel online SGD with a truncated expansion
+    "cvm": "svmtrain.solvers.kernel.cvm",               # Core Vector Machine: a minimum enclosing ball by core sets
 }
 # solvers that train kernel models (-t, -g, -d, -r); the others are linear only
 KERNEL_SOLVERS = ("pegasos", "sbp", "asset", "smo", "norma", "cvm")
 # solvers with a separate kernelized module, used when -t names a nonlinear kernel
-KERNELIZED = {"pegasos": "svmtrain.solvers.kernel_pegasos"}
+KERNELIZED = {"pegasos": "svmtrain.solvers.kernel.kernel_pegasos"}
 # (solver, task) or (solver, task, loss) -> the module that trains that
 # problem; every other supported pair is the base module's
 VARIANTS = {
-    ("dcd", REGRESSION): "svmtrain.solvers.dcd_regression",
-    ("dcd", ONE_CLASS): "svmtrain.solvers.dcd_oneclass",
-    ("dcd", CLASSIFICATION, "log"): "svmtrain.solvers.dcd_logistic",
-    ("ocas", CLASSIFICATION, "log"): "svmtrain.solvers.ocas_logistic",
-    ("ocas", RANKING): "svmtrain.solvers.ocas_ranking",
-    ("ocas", REGRESSION): "svmtrain.solvers.ocas_regression",
+    ("dcd", REGRESSION): "svmtrain.solvers.dcd.dcd_regression",
+    ("dcd", ONE_CLASS): "svmtrain.solvers.dcd.dcd_oneclass",
+    ("dcd", CLASSIFICATION, "log"): "svmtrain.solvers.dcd.dcd_logistic",
+    ("ocas", CLASSIFICATION, "log"): "svmtrain.solvers.ocas.ocas_logistic",
+    ("ocas", RANKING): "svmtrain.solvers.ocas.ocas_ranking",
+    ("ocas", REGRESSION): "svmtrain.solvers.ocas.ocas_regression",
 }
 
 # solver -> the module of its Crammer-Singer multi-class problem (--multiclass cs)
-MULTICLASS_CS = {"dcd": "svmtrain.solvers.dcd_cs", "ocas": "svmtrain.solvers.ocas_cs"}
+MULTICLASS_CS = {"dcd": "svmtrain.solvers.dcd.dcd_cs", "ocas": "svmtrain.solvers.ocas.ocas_cs"}
 
 
 def trains_kernel_model(name, kernel_type=None):

@@ -8,8 +8,8 @@ indices int32, values float64) and a weight vector ``w`` of length
 import numpy as np
 from numba import njit, prange
 
-from .. import _numba_options as _opts
-from .._numba_options import PRANGE
+from .._numba import options as _opts
+from .._numba.options import PRANGE
 
 LOSS_HINGE = 0
 LOSS_SQUARED_HINGE = 1

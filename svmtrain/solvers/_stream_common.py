@@ -25,7 +25,7 @@ def streamed_loss(source, y, w_ext, B, b, loss="hinge", cost=(1.0, 1.0), epsilon
 def streamed_regression_loss(source, y, w_ext, B, p, squared):
     """sum_i loss(y_i - w.x_i) over every row of the chunk source, one pass:
     the epsilon-insensitive loss max(0, |r| - p), or its square when ``squared``."""
-    from ._svr_kernels import svr_loss_sum
+    from .dcd._dcd_regression_kernels import svr_loss_sum
     total = 0.0
     bounds = source.bounds
     for j, c in source.blocks():

@@ -8,7 +8,7 @@ A solver module ``svmtrain/solvers/NAME.py`` exposes
 
 It trains ONE binary problem (positive class = +1). It knows nothing of
 files, labels or the command line; the multi-class loop lives in
-``svmtrain.training``. ``progress``, when given, is called as
+``svmtrain.training.train``. ``progress``, when given, is called as
 ``progress(done, total)`` with done/total in the solver's own units
 (epochs, outer iterations) so the CLI can draw a bar, optionally with a third argument, a short
 status such as the duality gap shown beside the bar. ``log``, when given,
@@ -30,9 +30,9 @@ returned separately; solvers that cannot do it raise ParameterError.
 
 ``monitor``, when given (``--trace``), is called at each epoch / outer
 iteration boundary as ``monitor(snapshot)`` with a function returning a
-:class:`svmtrain.trace.Snapshot` of the current model; solvers with their
+:class:`svmtrain.solvers.snapshots.Snapshot` of the current model; solvers with their
 own one-vs-rest loop (``train_model``) call ``monitor(snapshot, problem=j)``.
-Without a monitor a solver does no extra work (svmtrain/trace.py).
+Without a monitor a solver does no extra work (svmtrain/training/trace.py).
 """
 import dataclasses
 from dataclasses import dataclass, field

@@ -1,0 +1,1 @@
+"""Numba plumbing: options, start-up, and small kernels shared by several packages (LU solve, sort, %g formatting)."""

@@ -1,0 +1,1 @@
+"""Trained models: linear (:mod:`.linear`), kernel expansions (:mod:`.kernel`) and Platt probabilities (:mod:`.probability`)."""

@@ -1,0 +1,1 @@
+"""Feature scaling (svm-scale) and its numba kernels."""

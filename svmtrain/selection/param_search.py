@@ -1,0 +1,241 @@
+"""Choosing C for the linear solvers (``svm-train -C``): a warm-started path.
+
+LIBLINEAR 2.x's ``train -C`` (B.-Y. Chu, C.-H. Ho, C.-H. Tsai, C.-Y. Lin,
+C.-J. Lin, "Warm start for parameter selection of linear classifiers",
+KDD 2015): k-fold cross-validation at C = start, 2 start, 4 start, ...
+up to ``MAX_C`` (1024), every fold's solver started from its own solution
+at the previous C. As LIBLINEAR's, the path stops early only once no fold's
+w has moved (by more than 1e-15) for ``UNCHANGED_STOP`` (5) steps in a row
+(the first C counts as unchanged): never on the accuracy, whose curve on
+real data is not unimodal (it may dip and rise again). The start is
+LIBLINEAR's: 2^floor(log2(c0)) with c0 = 1 / (2 l max |x_i|^2) for the
+squared hinge, 1 / (l max |x_i|^2) for the logistic loss and (svmtrain's
+addition; LIBLINEAR has no -C for -s 3) the hinge, where l is the number of
+training rows and |x_i| includes the -B feature; a given ``-c`` is the
+start instead, as in LIBLINEAR.
+
+Regression (LIBLINEAR 2.4's ``-s 11 -C``, here ``--task r``) searches C
+and the tube width p: p = i max|y| / 20 for i = 19 down to 0 (from the
+given ``-p`` down, when one is given), and at each p the C path above from
+LIBLINEAR's start for that p (``start_c``) up to ``MAX_C_REGRESSION``
+(2^20), scored by the cross-validation mean squared error; the best point
+is the first with the lowest error. dcd's regression resumes each C from
+its dual point at the previous C, scaled by the C ratio and clipped to the
+new box; the other regression solvers solve every point afresh.
+
+The folds are drawn once from ``--seed``, stratified by class
+(:func:`svmtrain.training.train.fold_assignment`), and are the same at every C;
+the best C is the first with the highest accuracy. Solvers that take a warm
+start (``WARM_START``) resume there: dcd (each loss) from its dual
+solution scaled by the ratio of the C values, ocas (hinge, log) from its w
+(its first cut and best point); the others (pegasos) solve every point from
+scratch. The folds of one C train in parallel threads (the solvers' kernels
+release the GIL), ``threads`` of them (default: all cores).
+"""
+import dataclasses
+import math
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..data.dataset import take_rows
+from ..errors import ParameterError
+from ..tasks import CLASSIFICATION, REGRESSION
+
+MAX_C = 1024.0
+MAX_C_REGRESSION = 2.0 ** 20
+P_STEPS = 20                    # regression: p = i max|y| / P_STEPS, i = P_STEPS - 1 .. 0
+UNCHANGED_STOP = 5
+W_MOVED = 1e-15
+SVR_DELTA = 0.1                 # LIBLINEAR's delta in the start C of regression
+
+
+@dataclass
+class CPoint:
+    """One point of the path: C, its cross-validation accuracy (0..1; for
+    regression the mean squared error, ``mse``, and the tube width ``p``)
+    and seconds."""
+    C: float
+    accuracy: float
+    seconds: float
+    p: float = None
+    mse: float = None
+
+    def line(self):
+        """LIBLINEAR's line for this point, with the time appended."""
+        if self.mse is not None:
+            return (f"log2c={math.log2(self.C):7.2f}\tp={self.p:7.2f}\tMean squared error={self.mse:g}"
+                    f"\ttime={self.seconds:.3g} s")
+        return f"log2c={math.log2(self.C):7.2f}\trate={100.0 * self.accuracy:g}\ttime={self.seconds:.3g} s"
+
+
+@dataclass
+class CPath:
+    """The points visited, the best one, and whether a path hit its maximum C."""
+    points: list = field(default_factory=list)
+    reached_max: bool = False
+
+    @property
+    def best(self):
+        """The first point with the highest accuracy (regression: the lowest error)."""
+        if not self.points:
+            return None
+        if self.points[0].mse is not None:
+            return min(self.points, key=lambda p: p.mse)
+        return max(self.points, key=lambda p: p.accuracy)
+
+    def best_line(self):
+        b = self.best
+        if b.mse is not None:
+            return f"Best C = {b.C:g} Best p = {b.p:g}  CV MSE = {b.mse:g}"
+        return f"Best C = {b.C:g}  CV accuracy = {100.0 * b.accuracy:g}%"
+
+
+def max_c(params):
+    """The end of the C path: 1024, or 2^20 for regression (LIBLINEAR's)."""
+    return MAX_C_REGRESSION if params.task == REGRESSION else MAX_C
+
+
+def start_c(data, params):
+    """LIBLINEAR's calc_start_C for ``params.loss`` (regression: for the tube
+    width ``params.epsilon``) on all rows of ``data`` (see the module doc),
+    or ``params.C`` when given; at most max_c(params)."""
+    top = max_c(params)
+    if params.C is not None:
+        return min(float(params.C), top)
+    sq = np.add.reduceat(data.values * data.values, data.indptr[:-1]) if data.nnz else np.zeros(data.n_rows)
+    sq[np.diff(data.indptr) == 0] = 0.0                  # reduceat's value for an empty row is not 0
+    if params.bias is not None and params.bias >= 0:
+        sq = sq + params.bias * params.bias
+    max_sq = float(sq.max()) if len(sq) else 0.0
+    if params.task == REGRESSION:
+        y = np.abs(data.labels)
+        loss = float(np.sum(np.maximum(y - params.epsilon, 0.0) ** 2))
+        if loss <= 0.0 or max_sq <= 0.0:
+            return top
+        c0 = SVR_DELTA * SVR_DELTA * loss / (8.0 * float(y.sum()) ** 2 * max_sq)
+    elif max_sq <= 0.0:
+        return 1.0
+    else:
+        c0 = 1.0 / ((2.0 if params.loss == "squared-hinge" else 1.0) * data.n_rows * max_sq)
+    return min(2.0 ** math.floor(math.log2(c0)), top)
+
+
+def p_values(data, start_p=None):
+    """The tube widths of the regression search, largest first: i max|y| / 20
+    for i = 19 .. 0, or from the step of a given ``start_p`` down (LIBLINEAR's)."""
+    top = float(np.abs(data.labels).max()) if data.n_rows else 0.0
+    first = P_STEPS - 1
+    if start_p is not None and start_p > 0 and top > 0:
+        first = min(int(start_p / (top / P_STEPS)), first)
+    return [i * top / P_STEPS for i in range(first, -1, -1)]
+
+
+def check_search(params, folds):
+    """ParameterError unless -C applies to ``params`` (a linear solver on a
+    classification or regression task) with ``folds`` >= 2."""
+    from ..solvers import trains_kernel_model
+    from ..tasks import solvers_for
+    if params.task not in (CLASSIFICATION, REGRESSION):
+        raise ParameterError("-C searches C for classification (LIBLINEAR's -s 0 and -s 2) and C and p for "
+                             "regression (-s 11); for other tasks run -v N at several -c")
+    if trains_kernel_model(params.solver, params.kernel_type):
+        linear = [s for s in solvers_for(params.task, params.loss) if not trains_kernel_model(s)]
+        raise ParameterError(f"-C searches C for the linear solvers (-s {', '.join(linear)}), not -s {params.solver}"
+                             " with a kernel")
+    if params.task == REGRESSION and not _resumes(params.solver, params.loss):
+        takers = [s for s in solvers_for(REGRESSION, params.loss) if _resumes(s, params.loss)]
+        raise ParameterError(f"-C for regression walks C up to 2^20 at 20 tube widths and needs a solver that "
+                             f"resumes along C (-s {', '.join(takers)}), not -s {params.solver}")
+    if params.lam is not None:
+        raise ParameterError("-C searches over C: give no -l (lambda)")
+    if folds < 2:
+        raise ParameterError(f"-C needs -v N with N >= 2 folds (got {folds})")
+
+
+def _resumes(solver, loss):
+    """Whether the registry's module for ``solver``'s regression with ``loss`` takes a warm start."""
+    from ..solvers import get_solver
+    return bool(getattr(get_solver(solver, task=REGRESSION, loss=loss), "WARM_START", False))
+
+
+def search_c(data, params, folds=5, progress=None, on_point=None, threads=None, start_p=None, on_max=None):
+    """Run the path of the module doc on ``data`` (a Chunk); returns a CPath.
+
+    ``on_point(point)`` is called after each point (the command prints its
+    line), ``on_max()`` after a C path that reached its maximum C (the
+    command prints LIBLINEAR's warning); ``progress(done, total, status)``
+    after each point, ``total`` counting the folds of every C up to the
+    maximum. ``start_p``: regression's given -p (None: from the top). The
+    result does not depend on ``threads``."""
+    from ..training.train import fold_assignment
+    check_search(params, folds)
+    n = data.n_rows
+    if folds > n:
+        raise ParameterError(f"-v {folds}: more folds than the {n} training rows")
+    fold_of = fold_assignment(data, params, folds)
+    splits = [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(folds)]
+    folds_data = [(take_rows(data, tr), take_rows(data, te)) for tr, te in splits]
+    p_list = p_values(data, start_p) if params.task == REGRESSION else [None]
+    points = [dataclasses.replace(params, epsilon=p) if p is not None else params for p in p_list]
+    starts = [start_c(data, q) for q in points]
+    top = max_c(params)
+    total = folds * sum(int(round(math.log2(top / c))) + 1 for c in starts)
+    path, done = CPath(), [0]
+
+    def step(point):
+        path.points.append(point)
+        done[0] += folds
+        if progress is not None:
+            progress(done[0], total, f"C = {point.C:g}" + ("" if point.p is None else f", p = {point.p:g}"))
+        if on_point is not None:
+            on_point(point)
+
+    workers = max(1, min(folds, threads or os.cpu_count() or 1))
+    with ThreadPoolExecutor(workers) as pool:
+        for point_params, C in zip(points, starts):
+            if _c_path(folds_data, n, data.n_features, point_params, C, top, pool, step):
+                path.reached_max = True
+                if on_max is not None:
+                    on_max()
+    return path
+
+
+def _c_path(folds_data, n, d, params, C, top, pool, step):
+    """One path over C = C, 2C, ... <= top at ``params``' p, each fold
+    warm-started from its previous C where the solver takes it; ``step(point)``
+    after each C. True when the path reached ``top`` (not the stop on w)."""
+    from ..training.train import train
+    regression = params.task == REGRESSION
+    warm = [[] for _ in folds_data]
+    previous_w = [None] * len(folds_data)
+    unchanged = 0
+
+    def run_fold(k, point_params):
+        train_set, test_set = folds_data[k]
+        model = train(train_set, point_params, n_features=d, warm_start=warm[k], log=None)
+        if regression:
+            score = float(np.sum((model.predict(test_set) - test_set.labels) ** 2))
+        else:
+            score = int(np.count_nonzero(model.predict(test_set) == test_set.labels))
+        return model.W, score
+
+    while C <= top:
+        t0 = time.perf_counter()
+        point_params = dataclasses.replace(params, C=C, lam=None, threads=1, probability=False)   # labels only
+        results = list(pool.map(lambda k: run_fold(k, point_params), range(len(folds_data))))
+        # as LIBLINEAR: the first C counts as unchanged
+        moved = any(previous_w[k] is not None and float(np.linalg.norm(W - previous_w[k])) > W_MOVED
+                    for k, (W, _) in enumerate(results))
+        previous_w = [W for W, _ in results]
+        score = sum(s for _, s in results) / n
+        seconds = time.perf_counter() - t0
+        step(CPoint(C, float("nan"), seconds, params.epsilon, score) if regression else CPoint(C, score, seconds))
+        unchanged = 0 if moved else unchanged + 1
+        if unchanged == UNCHANGED_STOP:
+            return False
+        C *= 2.0
+    return True

@@ -1,0 +1,1 @@
+"""ASSET: linear SVMs on approximate feature maps (Nystrom, random Fourier), in memory and streamed."""

@@ -1,0 +1,1 @@
+"""Dual coordinate descent (LIBLINEAR's solvers): hinge and squared hinge, logistic, SVR, one-class, Crammer-Singer, streamed."""

@@ -1,0 +1,1 @@
+"""Kernel (support-vector expansion) solvers: SMO, SBP, CVM, NORMA and kernel Pegasos."""

@@ -1,0 +1,220 @@
+"""Numba kernels of ``-s smo --working-set Q``: the batched ("thunder")
+decomposition of ThunderSVM (Wen, Shi, He, JMLR MLOSS 2018) and oneDAL's
+``thunder`` method, over the dual of :mod:`._smo_kernels` (signs y, bounds
+C, linear term p, data row index[t] of each variable t; the loop is in
+``smo_batched.py``).
+
+Each outer round:
+
+1. :func:`select_working_set`: the global violation m(alpha) - M(alpha)
+   (LIBSVM's stopping quantity) and the working set: the variables sorted
+   by y G; alternately the next one from the left that is in I_up (the
+   most violating by -y G) and the next one from the right in I_low (by
+   y G), skipping the members kept from the previous round;
+2. the kernel rows of the members (the shared row cache), and
+   :func:`gather_block`, the q x q block of the members' kernel values;
+3. :func:`inner_smo`: LIBSVM's pair steps (the same second-order
+   selection ``_select_i``/``_select_j`` and clipping ``_pair`` as
+   ``-s smo``) on the q variables with the rest fixed, until the local
+   violation falls below max(eps, frac * its value at the start) or after
+   ``max_steps`` steps; it leaves each member's coefficient change
+   dalpha_s y_s;
+4. :func:`update_gradient`: G_t += y_t sum_s K(x_index[s], x_index[t]) dalpha_s y_s
+   over every variable t, in parallel over blocks of t, from the members'
+   float32 cached rows.
+"""
+import numpy as np
+from numba import njit, prange
+
+from ..._numba.options import PRANGE, serial_twin
+from ._smo_kernels import _select_i, _select_j, copy_variables, pair_on_block
+
+# variables per block of the gradient update (one thread task)
+GRAD_BLOCK = 2048
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_up(y, C, alpha, t):
+    return alpha[t] < C[t] if y[t] > 0.0 else alpha[t] > 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_low(y, C, alpha, t):
+    return alpha[t] > 0.0 if y[t] > 0.0 else alpha[t] < C[t]
+
+
+@njit(cache=True, nogil=True)
+def violation(y, C, alpha, G):
+    """m(alpha) - M(alpha): max over I_up of -y G plus max over I_low of y G (LIBSVM's Gmax + Gmax2)."""
+    g1 = -np.inf
+    g2 = -np.inf
+    for t in range(y.shape[0]):
+        f = y[t] * G[t]
+        if _in_up(y, C, alpha, t) and -f > g1:
+            g1 = -f
+        if _in_low(y, C, alpha, t) and f > g2:
+            g2 = f
+    return g1 + g2
+
+
+@njit(cache=True, nogil=True)
+def select_working_set(y, C, alpha, G, flag, ws, start, key):
+    """Fill ws[start:] with new members and return m(alpha) - M(alpha).
+
+    ws[:start] are the members kept from the previous round. The
+    variables are sorted by y G (``key``: float64[n] scratch); new members
+    are taken alternately from the left among I_up (the largest -y G
+    first) and from the right among I_low (the largest y G first),
+    skipping members already in the set; when both sides run out, any
+    variables not in the set fill it (they leave the inner problem
+    unchanged). ``flag`` (bool[n], all False) is False again on return."""
+    n = y.shape[0]
+    q = ws.shape[0]
+    for t in range(n):
+        key[t] = y[t] * G[t]
+    order = np.argsort(key)
+    gap = violation(y, C, alpha, G)
+    for b in range(start):
+        flag[ws[b]] = True
+    k = start
+    left = 0
+    right = n - 1
+    while k < q and (left < n or right >= 0):
+        while left < n and (flag[order[left]] or not _in_up(y, C, alpha, order[left])):
+            left += 1
+        if left < n:
+            flag[order[left]] = True
+            ws[k] = order[left]
+            k += 1
+        if k == q:
+            break
+        while right >= 0 and (flag[order[right]] or not _in_low(y, C, alpha, order[right])):
+            right -= 1
+        if right >= 0:
+            flag[order[right]] = True
+            ws[k] = order[right]
+            k += 1
+    t = 0
+    while k < q:
+        if not flag[t]:
+            flag[t] = True
+            ws[k] = t
+            k += 1
+        t += 1
+    for b in range(q):
+        flag[ws[b]] = False
+    return gap
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def gather_block(ws, index, slots, M, Kws, kept):
+    """Kws[a, b] = K(x_index[ws[a]], x_index[ws[b]]) from the cached rows
+    M[slots[a]]. With ``kept`` > 0 the members ws[:kept] are the last
+    round's ws[q - kept:], whose block Kws[q - kept:, q - kept:] still
+    holds their values: it is moved to Kws[:kept, :kept] and only the rest
+    is gathered."""
+    q = ws.shape[0]
+    off = q - kept
+    for a in prange(kept):
+        src = Kws[off + a]
+        dst = Kws[a]
+        for b in range(kept):
+            dst[b] = src[off + b]
+    for a in prange(q):
+        row = M[slots[a]]
+        out = Kws[a]
+        lo = kept if a < kept else 0
+        for b in range(lo, q):
+            out[b] = row[index[ws[b]]]
+
+
+@njit(cache=True, nogil=True)
+def inner_smo(y, C, alpha, G, QD, ws, Kws, eps, frac, max_steps, F, ident, dcoef):
+    """LIBSVM's pair steps on the members ws (the other variables fixed):
+    second-order selection and clipping as ``-s smo``'s loop, the q x q
+    kernel block ``Kws``. Stops when the local violation is below
+    max(eps, frac * the local violation at the start), when no pair
+    violates, or after ``max_steps`` steps. Writes the members' new
+    alphas into ``alpha`` and dcoef[b] = (new - old alpha) y of member b
+    (G is not touched: :func:`update_gradient` updates every variable).
+    ``F`` (float64[6, >= q]) and ``ident`` (arange(q)) are scratch.
+    Returns (steps, the local violation at the start)."""
+    q = ws.shape[0]
+    yc, Cc, ac, Gc, QDc = copy_variables(y, C, alpha, G, QD, ws, q, F)
+    a0 = F[5]
+    for b in range(q):
+        a0[b] = ac[b]
+    steps = 0
+    first = -np.inf
+    local_eps = eps
+    while True:
+        qi, g_max = _select_i(yc, Cc, ac, Gc, ident, q)
+        qj = -1
+        g_max2 = -np.inf
+        if qi >= 0:
+            qj, g_max2 = _select_j(yc, Cc, ac, Gc, QDc, ident, q, qi, g_max, Kws[qi], ident)
+        gap = g_max + g_max2
+        if steps == 0:
+            first = gap
+            local_eps = max(eps, frac * gap)
+        if qi < 0 or qj < 0 or gap < local_eps or steps >= max_steps:
+            break
+        pair_on_block(yc, Cc, ac, Gc, QDc, Kws[qi], Kws[qj], qi, qj, q)
+        steps += 1
+    for b in range(q):
+        alpha[ws[b]] = ac[b]
+        dcoef[b] = (ac[b] - a0[b]) * yc[b]
+    return steps, first
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def update_gradient(G, y, index, M, slots, coef, k, n_rows):
+    """G[t] += y[t] sum_{b < k} coef[b] M[slots[b], index[t]] for every
+    variable t, in parallel over blocks of GRAD_BLOCK variables (each block
+    sums all k rows in a local buffer before touching G). ``n_rows``: the
+    data rows; variables t with index[t] == t mod n_rows (every variable of
+    C-SVC, one-class and LIBSVM's 2n-variable SVR) read the rows
+    contiguously."""
+    n = G.shape[0]
+    contiguous = True
+    for t in range(n):
+        if index[t] != t % n_rows:
+            contiguous = False
+            break
+    n_blocks = (n + GRAD_BLOCK - 1) // GRAD_BLOCK
+    for blk in prange(n_blocks):
+        lo = blk * GRAD_BLOCK
+        hi = min(n, lo + GRAD_BLOCK)
+        h = hi - lo
+        acc = np.zeros(h)
+        if contiguous and lo // n_rows == (hi - 1) // n_rows:
+            base = lo - (lo // n_rows) * n_rows
+            b = 0
+            while b + 4 <= k:       # four rows per sweep of acc
+                r0 = M[slots[b]]
+                r1 = M[slots[b + 1]]
+                r2 = M[slots[b + 2]]
+                r3 = M[slots[b + 3]]
+                c0, c1, c2, c3 = coef[b], coef[b + 1], coef[b + 2], coef[b + 3]
+                for i in range(h):
+                    acc[i] += c0 * r0[base + i] + c1 * r1[base + i] + c2 * r2[base + i] + c3 * r3[base + i]
+                b += 4
+            while b < k:
+                row = M[slots[b]]
+                c = coef[b]
+                for i in range(h):
+                    acc[i] += c * row[base + i]
+                b += 1
+        else:
+            for b in range(k):
+                row = M[slots[b]]
+                c = coef[b]
+                for i in range(h):
+                    acc[i] += c * row[index[lo + i]]
+        for i in range(h):
+            G[lo + i] += y[lo + i] * acc[i]
+
+
+# on data of fewer than PARALLEL_MIN_NNZ values: the same numbers, no parallel code
+gather_block_serial = serial_twin(gather_block)
+update_gradient_serial = serial_twin(update_gradient)

@@ -1,0 +1,242 @@
+"""``-s smo``: C-SVC, epsilon-SVR (``--task r``) and the one-class SVM
+(``--task o``) by sequential minimal optimisation, LIBSVM's exact solver
+(R.-E. Fan, P.-H. Chen, C.-J. Lin, "Working set selection using second
+order information for training SVM", JMLR 2005), set up as LIBSVM's
+solve_c_svc, solve_epsilon_svr and solve_one_class.
+
+One binary dual per pair of classes (one-vs-one, in LIBSVM's order: the
+first class of a pair is y = +1), each solved by
+:func:`svmtrain.solvers.kernel._smo_kernels.run` to LIBSVM's stopping rule
+(``-e``, default 0.001) over an LRU cache of kernel rows (``-m`` MB,
+float32 rows as LIBSVM's). The bound of row i is C times the class weight
+of its label (``-w``). The model is LIBSVM's: support vectors (the rows
+with alpha > 0 in some pair), coefficients y_i alpha_i per pair and b =
+-rho; with two classes one column (positive scores predict the first
+label), with more LIBSVM's one-vs-one vote. Regression: 2n variables
+(alpha, alpha*), the model's coefficients alpha - alpha* (``-p`` is the
+tube's epsilon). One-class: bound 1, sum alpha = nu n (``--nu``), started
+as LIBSVM starts it. Default kernel: RBF with gamma 1 / number of
+features, as LIBSVM.
+
+LIBSVM's shrinking (``--shrinking``, on by default; LIBSVM's ``-h 0|1``)
+drops from the working-set search and the gradient updates the bounded
+rows that cannot enter a violating pair, and rebuilds their gradients
+before the final check: the same solution within ``-e``, in fewer
+operations (on the problems tested, the same steps as LIBSVM's).
+
+``--working-set Q`` (Q >= 8; the default, 1536, from BATCHED_MIN_VARS
+variables) solves the same dual by the batched decomposition of ThunderSVM
+and oneDAL instead (:mod:`svmtrain.solvers.kernel.smo_batched`); 2 keeps the pair
+steps above.
+"""
+import time
+
+import numpy as np
+
+from ..._numba import options as opts
+from ...data.dataset import take_rows
+from ...errors import ParameterError
+from ...mercer.functions import RBF, Kernel
+from ...models.kernel import KernelModel
+from ...tasks import DEFAULT_EPSILON, DEFAULT_NU, ONE_CLASS, REGRESSION
+from . import _smo_kernels as K
+from ..base import FitResult, warn_max_iter
+from .sbp import threads
+from .smo_dual import dual_arrays, step_cap
+
+DEFAULTS = {"eps": 0.001}
+STEPS_PER_CALL = 20000      # SMO steps between progress reports
+# --working-set's default: LIBSVM's pair steps (2) below BATCHED_MIN_VARS
+# variables, the batched decomposition of BATCHED_Q variables per round from
+# there on (faster from about 3,000 rows of a9a: 5,000 rows 1.19 s -> 0.34 s,
+# 10,000 rows 2.66 s -> 0.91 s, all 32,561 rows 40 s -> 11 s at C 100),
+# unless the -m cache holds fewer than BATCHED_MIN_Q rows (a working set's
+# rows must all be resident)
+BATCHED_MIN_VARS = 5000
+BATCHED_Q = 1536
+BATCHED_MIN_Q = 256
+
+
+def working_set_of(params, n_vars):
+    """The working-set size of a run over ``n_vars`` variables: --working-set,
+    or its default (module constants above); 2 is LIBSVM's pair method."""
+    q = getattr(params, "working_set", None)
+    if q is not None:
+        return int(q)
+    if n_vars >= BATCHED_MIN_VARS:
+        return BATCHED_Q
+    return 2
+
+
+def kernel_of(params, n_features):
+    """The resolved kernel of ``params`` (RBF when -t is not given, as LIBSVM)."""
+    code = RBF if params.kernel_type is None else params.kernel_type
+    return Kernel(code, params.gamma, params.degree, params.coef0).resolved(n_features)
+
+
+def solve(X, y, C, p, kernel, params, alpha=None, index=None, progress=None, n_features=None):
+    """LIBSVM's Solver on the dual over variables t (module doc of
+    ``_smo_kernels``): signs ``y``, bounds ``C``, linear term ``p``, the
+    data row index[t] of each (default: t), from ``alpha`` (default 0; a
+    feasible start). Returns (alpha, rho, FitResult) with LIBSVM's rho and
+    ``obj``, at a maximal violation below ``-e`` unless --max-iter stopped it."""
+    q = working_set_of(params, len(y))
+    if q > 2:
+        from . import smo_batched
+        if getattr(params, "working_set", None) is None and smo_batched.plan(
+                len(y), X.n_rows, X.n_features if n_features is None else n_features, q,
+                params.cache_mb)[0] < BATCHED_MIN_Q:
+            q = 2
+    if q > 2:
+        out = smo_batched.solve(X, y, C, p, kernel, params, q, alpha=alpha, index=index, progress=progress,
+                                n_features=n_features)
+        if out is not None:
+            return out
+    t0 = time.perf_counter()
+    y, C, p, index, alpha, cache, QD, G = dual_arrays(X, y, C, p, kernel, params, alpha, index, n_features, 2)
+    n = y.shape[0]
+    G_bar = np.zeros(n)
+    active = np.arange(n, dtype=np.int64)
+    stats = np.zeros(K.N_STATS, np.int64)
+    stats[K.ACTIVE] = n
+    stats[K.COUNTER] = min(n, 1000)
+    eps = float(params.eps)
+    max_iter = step_cap(params, n)
+    parallel = X.nnz >= opts.PARALLEL_MIN_NNZ
+    step = K.run if parallel else K.run_serial
+    args = cache.args()
+    work = K.compact_work(n, cache.D.shape[0], max_mb=64 if params.shrinking else 0)
+    # (threads() also starts numba's threading layer, which the parallel row
+    # kernel needs when it is reached from inside the compiled loop)
+    with threads(params):
+        if np.any(alpha != 0.0):
+            start = K.initial_gradient if parallel else K.initial_gradient_serial
+            start(y, C, p, index, alpha, G, G_bar, *args)
+        while stats[K.OPTIMAL] == 0 and stats[K.STEPS] < max_iter:
+            step(y, C, p, index, alpha, G, G_bar, QD, active, eps, bool(params.shrinking),
+                 min(STEPS_PER_CALL, max_iter - stats[K.STEPS]), stats, work, *args)
+            if progress is not None:
+                progress(int(min(stats[K.STEPS], max_iter)), max_iter, f"{int(stats[K.STEPS])} steps")
+    rho = K.rho_of(y, C, alpha, G) if n else 0.0
+    obj = K.dual_value(alpha, G, p)
+    info = {"obj": obj, "rho": rho, "n_sv": int(np.count_nonzero(alpha)),
+            "n_bsv": int(np.count_nonzero(alpha >= C)), "kernel_rows": cache.misses, "cache_hits": cache.hits,
+            "compact_epochs": int(stats[K.EPOCH]), "time": time.perf_counter() - t0}
+    return alpha, rho, FitResult(w=np.zeros(0), b=-rho, n_iter=int(stats[K.STEPS]), objective=obj,
+                                 converged=bool(stats[K.OPTIMAL]), info=info)
+
+
+def solve_binary(X, y, C, kernel, params, progress=None, n_features=None):
+    """C-SVC: one binary dual over the rows of X (a Chunk) with labels ``y``
+    (+-1) and bounds ``C`` (per row), p = -1. Returns (alpha, rho, FitResult)."""
+    return solve(X, y, C, np.full(len(y), -1.0), kernel, params, progress=progress, n_features=n_features)
+
+
+def solve_regression(X, z, C, epsilon, kernel, params, progress=None, n_features=None):
+    """epsilon-SVR as LIBSVM's solve_epsilon_svr: 2n variables (alpha, then
+    alpha*), y = +1 / -1, p = epsilon - z / epsilon + z, bound C. Returns
+    (coefficients alpha - alpha* per row, rho, FitResult; its info counts
+    LIBSVM's nSV and nBSV on the coefficients)."""
+    n = X.n_rows
+    z = np.asarray(z, np.float64)
+    y = np.concatenate([np.ones(n), -np.ones(n)])
+    p = np.concatenate([epsilon - z, epsilon + z])
+    index = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int64)
+    alpha2, rho, res = solve(X, y, np.full(2 * n, C), p, kernel, params, index=index, progress=progress,
+                             n_features=n_features)
+    coef = alpha2[:n] - alpha2[n:]
+    res.info["n_sv"] = int(np.count_nonzero(coef))
+    res.info["n_bsv"] = int(np.count_nonzero(np.abs(coef) >= C))
+    return coef, rho, res
+
+
+def one_class_start(n, nu):
+    """LIBSVM's feasible start of the one-class dual: the first floor(nu n)
+    alphas 1, the next nu n - floor(nu n), the rest 0 (sum nu n)."""
+    alpha = np.zeros(n)
+    whole = int(nu * n)
+    alpha[:whole] = 1.0
+    if whole < n:
+        alpha[whole] = nu * n - whole
+    return alpha
+
+
+def solve_one_class(X, nu, kernel, params, progress=None, n_features=None):
+    """The one-class SVM as LIBSVM's solve_one_class: y = +1, p = 0, bound 1,
+    sum alpha = nu n. Returns (alpha, rho, FitResult)."""
+    n = X.n_rows
+    return solve(X, np.ones(n), np.ones(n), np.zeros(n), kernel, params, alpha=one_class_start(n, nu),
+                 progress=progress, n_features=n_features)
+
+
+def train_model(data, order, problems, n_features, params, progress=None, log=None, monitor=None):
+    """The KernelModel of ``params.task``: classification one-vs-one over
+    the labels ``order`` (see the module doc), epsilon-SVR of the targets,
+    or the one-class SVM (LIBSVM's -s 0, 3, 2)."""
+    if monitor is not None:
+        raise ParameterError("--trace does not trace -s smo")
+    if params.bias >= 0:
+        raise ParameterError("-B is not supported by -s smo: it learns LIBSVM's unregularised bias")
+    if params.unreg_bias is False:
+        raise ParameterError("--no-bias is not supported by -s smo (LIBSVM's C-SVC has a bias); "
+                             "-s sbp --no-bias trains a kernel model without one")
+    kernel = kernel_of(params, n_features)
+    with threads(params):
+        if params.task == REGRESSION:
+            epsilon = DEFAULT_EPSILON if params.epsilon is None else float(params.epsilon)
+            coef, rho, res = solve_regression(data, data.labels, params.resolved_C(data.n_rows), epsilon, kernel,
+                                              params, progress, n_features)
+            return _single_model(data, order, coef, rho, res, kernel, n_features, params, log)
+        if params.task == ONE_CLASS:
+            nu = DEFAULT_NU if params.nu is None else float(params.nu)
+            alpha, rho, res = solve_one_class(data, nu, kernel, params, progress, n_features)
+            return _single_model(data, order, alpha, rho, res, kernel, n_features, params, log)
+        return _one_vs_one(data, order, kernel, n_features, params, progress, log)
+
+
+def _log_result(log, res):
+    """LIBSVM's lines after an optimisation."""
+    warn_max_iter(log, res.converged, res.n_iter)
+    if log is not None:
+        log(f"optimization finished, #iter = {res.n_iter}\nobj = {res.info['obj']:.6f}, "
+            f"rho = {res.info['rho']:.6f}\nnSV = {res.info['n_sv']}, nBSV = {res.info['n_bsv']}")
+
+
+def _single_model(data, order, coef, rho, res, kernel, n_features, params, log):
+    """The one-column model of a regression or one-class run (support vectors: coef != 0)."""
+    _log_result(log, res)
+    used = np.flatnonzero(coef)
+    model = KernelModel(labels=order, SV=take_rows(data, used), coef=coef[used], b=[-rho], kernel=kernel,
+                        n_features=n_features, solver="smo", task=params.task)
+    model.fit_results = [res]
+    return model
+
+
+def _one_vs_one(data, order, kernel, n_features, params, progress, log):
+    """C-SVC: one binary problem per pair of labels, in LIBSVM's order."""
+    k = len(order)
+    C = params.resolved_C(data.n_rows)
+    weight = {c: params.class_weights.get(float(c), 1.0) for c in order}
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)] if k > 1 else []
+    coef = np.zeros((data.n_rows, max(len(pairs), 1)))
+    b = np.zeros(max(len(pairs), 1))
+    results = []
+    for p, (a, c) in enumerate(pairs):
+        rows = np.flatnonzero((data.labels == order[a]) | (data.labels == order[c]))
+        sub = take_rows(data, rows)
+        y = np.where(sub.labels == order[a], 1.0, -1.0)
+        bound = np.where(y > 0, C * weight[order[a]], C * weight[order[c]])
+        if log is not None and len(pairs) > 1:
+            log(f"class {order[a]:g} vs {order[c]:g}")
+        report = None if progress is None else (
+            lambda done, total, status=None, p=p: progress(p * total + done, len(pairs) * total, status))
+        alpha, rho, res = solve_binary(sub, y, bound, kernel, params, report, n_features)
+        _log_result(log, res)
+        coef[rows, p] = y * alpha
+        b[p] = -rho
+        results.append(res)
+    used = np.flatnonzero(np.any(coef != 0.0, axis=1))
+    model = KernelModel(labels=order, SV=take_rows(data, used), coef=coef[used], b=b, kernel=kernel,
+                        n_features=n_features, solver="smo", decision="ovo" if k > 2 else "ovr")
+    model.fit_results = results
+    return model

@@ -1,0 +1,131 @@
+"""``-s smo --working-set Q``: the batched working-set decomposition of
+ThunderSVM (Wen, Shi, He, JMLR MLOSS 2018) and oneDAL's ``thunder``
+method, on the same dual as ``-s smo``'s pair steps (signs y, bounds C,
+linear term p, data row index[t] of each variable: C-SVC, epsilon-SVR and
+one-class alike).
+
+Each round selects Q variables, half the most violating of I_up and half
+of I_low by y G (LIBSVM's sets; the members kept from the previous round
+are skipped), keeping the Q/2 members that joined last round (first in,
+first out); fetches the new members' kernel rows through the shared row
+cache (batched: the missing rows are computed together); runs LIBSVM's
+pair steps (second-order selection, clipping) on the Q x Q block until the
+local violation is below max(eps, FRAC x its start value) or after
+INNER_STEPS x Q steps; then updates the gradient of every variable with
+the members' alpha changes (one parallel pass over their cached rows). It
+stops when LIBSVM's rule holds over all variables (m(alpha) - M(alpha) <
+eps); rho and ``obj`` are computed as the pair method computes them. The
+kernels are in ``_smo_batched_kernels``.
+"""
+import time
+
+import numpy as np
+
+from ..._numba import options as opts
+from ...mercer.cache import fetch, fetch_serial
+from . import _smo_batched_kernels as KB
+from . import _smo_kernels as K
+from ..base import FitResult
+from .sbp import threads
+from .smo_dual import dual_arrays, step_cap
+
+FRAC = 0.1              # inner stopping: local violation < max(eps, FRAC * its start value)
+INNER_STEPS = 100       # inner step cap: INNER_STEPS * Q (ThunderSVM's)
+D_BUDGET = 32 << 20     # bytes of the dense batch D[feature, b] of one row fetch
+ROWS_PER_FETCH = 64     # missing rows computed together (a9a: 0.25 ms a row at 32-64, 0.6 ms at 1024)
+MIN_Q = 8               # a smaller working set (tiny cache) falls back to the pair steps
+
+
+def plan(n_vars, n_rows, n_features, q, cache_mb):
+    """(working-set size, rows per fetch) for ``q`` requested: at most the
+    variables, even, and at most the cache's rows (all members' rows must
+    be resident at once); 0 when that leaves fewer than MIN_Q."""
+    per_row = 4 * max(n_rows, 1)
+    slots = max(min(int(cache_mb * (1 << 20)) // per_row, n_rows), 1)
+    q = min(int(q), n_vars, slots)
+    q -= q % 2
+    if q < MIN_Q:
+        return 0, 0
+    batch = int(max(1, min(q, ROWS_PER_FETCH, D_BUDGET // (8 * max(int(n_features), 1)))))
+    return q, batch
+
+
+def solve(X, y, C, p, kernel, params, q, alpha=None, index=None, progress=None, n_features=None):
+    """The dual of :func:`svmtrain.solvers.kernel.smo.solve` by rounds of ``q``
+    variables (module doc). Returns (alpha, rho, FitResult), or None when
+    the cache cannot hold a working set of MIN_Q rows (the caller then
+    takes the pair steps)."""
+    t0 = time.perf_counter()
+    n = len(y)
+    d = max(X.n_features if n_features is None else int(n_features), 1)
+    q, batch = plan(n, X.n_rows, d, q, params.cache_mb)
+    if q == 0:
+        return None
+    y, C, p, index, alpha, cache, QD, G = dual_arrays(X, y, C, p, kernel, params, alpha, index, n_features, batch)
+    eps = float(params.eps)
+    max_iter = step_cap(params, n)
+    parallel = X.nnz >= opts.PARALLEL_MIN_NNZ
+    get_rows = fetch if parallel else fetch_serial
+    gather = KB.gather_block if parallel else KB.gather_block_serial
+    update = KB.update_gradient if parallel else KB.update_gradient_serial
+    args = cache.args()
+    flag = np.zeros(n, np.bool_)
+    key = np.empty(n)
+    ws = np.empty(q, np.int64)
+    slots = np.empty(q, np.int64)
+    Kws = np.empty((q, q), np.float32)
+    F = np.zeros((6, q))
+    ident = np.arange(q, dtype=np.int64)
+    dcoef = np.zeros(q)
+    half = q // 2
+    start = 0
+    steps = rounds = 0
+    optimal = False
+    gap = np.inf
+    phase = np.zeros(5)     # seconds in: selection, rows, inner SMO, gradient update, the block
+    clock = time.perf_counter
+    with threads(params):
+        if np.any(alpha != 0.0):
+            start_gradient = K.initial_gradient if parallel else K.initial_gradient_serial
+            start_gradient(y, C, p, index, alpha, G, np.zeros(n), *args)
+        while True:
+            c0 = clock()
+            gap = KB.select_working_set(y, C, alpha, G, flag, ws, start, key)
+            c1 = clock()
+            phase[0] += c1 - c0
+            if not gap >= eps:
+                optimal = True
+                break
+            if steps >= max_iter:
+                break
+            ws[start:] = np.sort(ws[start:])      # new members in data order: closer reads of the rows
+            rows = index[ws]
+            for lo in range(0, q, batch):
+                get_rows(rows[lo:lo + batch], *args, slots[lo:lo + batch])
+            c2 = clock()
+            gather(ws, index, slots, cache.M, Kws, start)
+            c3 = clock()
+            taken, _ = KB.inner_smo(y, C, alpha, G, QD, ws, Kws, eps, FRAC,
+                                    min(INNER_STEPS * q, max_iter - steps), F, ident, dcoef)
+            c4 = clock()
+            moved = np.flatnonzero(dcoef)
+            if len(moved):
+                update(G, y, index, cache.M, slots[moved], dcoef[moved], len(moved), X.n_rows)
+            c5 = clock()
+            phase += (0.0, c2 - c1, c4 - c3, c5 - c4, c3 - c2)
+            steps += taken
+            rounds += 1
+            if taken == 0:      # (cannot happen while the global pair violates: it is in the set)
+                break
+            ws[:half] = ws[q - half:]
+            start = half
+            if progress is not None and rounds % 16 == 0:
+                progress(int(min(steps, max_iter)), max_iter, f"{rounds} rounds, {steps} steps, gap {gap:.3g}")
+    rho = K.rho_of(y, C, alpha, G) if n else 0.0
+    obj = K.dual_value(alpha, G, p)
+    info = {"obj": obj, "rho": rho, "n_sv": int(np.count_nonzero(alpha)),
+            "n_bsv": int(np.count_nonzero(alpha >= C)), "kernel_rows": cache.misses, "cache_hits": cache.hits,
+            "working_set": q, "rounds": rounds, "gap": float(gap),
+            "phases": dict(zip(("select", "rows", "inner", "gradient", "block"), np.round(phase, 3).tolist())),
+            "time": time.perf_counter() - t0}
+    return alpha, rho, FitResult(w=np.zeros(0), b=-rho, n_iter=steps, objective=obj, converged=optimal, info=info)

@@ -1,0 +1,1 @@
+"""Cutting-plane solvers: OCAS (classification, logistic, regression, ranking, Crammer-Singer, streamed) and BMRM."""

@@ -1,0 +1,991 @@
+"""Numba kernels of ``-s ocas`` (the master loop lives in ``ocas.py``).
+
+Notation (C-form, as svmocas):
+
+    F(w) = 1/2 |w|^2 + sum_i c_i max(0, 1 - y_i w.x_i),   c_i = C * class cost
+
+A cutting plane (cut) taken at a point w is the pair (a, b) with
+``a = sum_{i in S} c_i y_i x_i`` and ``b = sum_{i in S} c_i`` over the set S
+of margin violators at w; ``R(v) >= b - a.v`` for every v (for any S in
+fact, which is why rounding in S can never make a cut invalid). The
+reduced problem over cuts a_1..a_k has the dual
+
+    max_alpha  b.alpha - 1/2 alpha' H alpha,  alpha >= 0, sum alpha <= Cb
+
+with ``H_jl = a_j.a_l`` and primal solution ``w_c = sum_j alpha_j a_j``
+(Cb = 1 since c_i already carries C; the value of any feasible alpha is a
+lower bound on min F).
+
+Outputs are kept as n-vectors: ``out_b = X w_b`` and ``out_d = X d`` with
+``d = w_c - w_b``, so the line search and the next cut's violators need no
+extra pass over the data.
+
+Parallel kernels split their range into ``nb`` contiguous blocks (the
+front passes the numba thread count) and each prange iteration owns one
+block and its own row of partial results; partials are then summed in
+block order. No kernel uses fastmath: reassociated reductions would
+vectorise differently with the arrays' alignment, and the cutting-plane
+path amplifies such last-bit differences (a run could then differ from
+the same run in another process). So the result depends on ``nb`` only,
+never on the thread schedule or the memory layout. Each such kernel is
+called through ``_numba_options.by_blocks``: with ``nb == 1`` (small data,
+``--threads 1``) its serial twin runs, the same code compiled without
+``parallel``, so those runs compile no parallel code.
+"""
+import numpy as np
+from numba import njit, prange
+
+from ..._numba.options import PRANGE, by_blocks
+
+from ..._numba._linalg_kernels import lu_solve
+from ..._numba._sort_kernels import argsort_range
+
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _block(b, nb, n):
+    return (b * n) // nb, ((b + 1) * n) // nb
+
+
+@njit(cache=True, nogil=True)
+def _dot(x, y, lo, hi):
+    """x[lo:hi].y[lo:hi] with eight interleaved partial sums.
+
+    The summation order is fixed by the code (so the result does not
+    depend on how the arrays happen to be aligned, as it would with
+    fastmath reassociation), and the eight independent chains still let
+    the compiler pipeline or vectorise the loop.
+    """
+    acc = np.zeros(8)
+    n8 = lo + ((hi - lo) // 8) * 8
+    for q in range(lo, n8, 8):
+        for l in range(8):
+            acc[l] += x[q + l] * y[q + l]
+    s = 0.0
+    for q in range(n8, hi):
+        s += x[q] * y[q]
+    return (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) + s
+
+
+# ---------------------------------------------------------------------------
+# Per-example pass after the line search: new outputs of w_b, the loss, the
+# violators of the next cut point and their summary.
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def update_outputs_kernel(y, cw, out_b, out_d, t, mu, viol, prev, nb):
+    """Move w_b to w_b + t d (d = w_c - w_b) and classify the next cut point.
+
+    ``out_b`` (outputs of w_b) becomes ``out_b + t out_d`` in place, where
+    ``out_d`` are the outputs of d. The cut point is ``(1-mu) w_b_new + mu
+    w_c = w_b_new + mu (1-t) d``; ``viol[i]`` becomes 1 when example i
+    violates the margin there (``y_i o_i < 1``), else 0. ``prev`` holds the
+    violator flags of the previous cut (read only).
+
+    Returns (loss, n_err, n_viol, b_sum, n_change): the weighted hinge loss
+    of the new w_b, its training errors (y_i o_i <= 0), the number of
+    violators of the cut point and the sum of their c_i, and how many
+    flags differ from ``prev``.
+    """
+    n = y.shape[0]
+    part = np.zeros((nb, 2))
+    ipart = np.zeros((nb, 3), np.int64)
+    step = mu * (1.0 - t)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        loss = 0.0
+        bsum = 0.0
+        nerr = 0
+        nv = 0
+        nch = 0
+        for i in range(lo, hi):
+            # branch-free: the tests below are unpredictable per example
+            ob = out_b[i] + t * out_d[i]
+            out_b[i] = ob
+            m = y[i] * ob
+            loss += cw[i] * max(1.0 - m, 0.0)
+            nerr += m <= 0.0
+            z = y[i] * (ob + step * out_d[i])
+            v = np.int8(z < 1.0)
+            viol[i] = v
+            nv += v
+            bsum += cw[i] * v
+            nch += v != prev[i]
+        part[blk, 0] = loss
+        part[blk, 1] = bsum
+        ipart[blk, 0] = nerr
+        ipart[blk, 1] = nv
+        ipart[blk, 2] = nch
+    loss = 0.0
+    bsum = 0.0
+    nerr = 0
+    nv = 0
+    nch = 0
+    for blk in range(nb):
+        loss += part[blk, 0]
+        bsum += part[blk, 1]
+        nerr += ipart[blk, 0]
+        nv += ipart[blk, 1]
+        nch += ipart[blk, 2]
+    return loss, nerr, nv, bsum, nch
+
+
+update_outputs = by_blocks(update_outputs_kernel, 8)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def loss_at_kernel(y, cw, out_b, out_d, t, nb):
+    """sum_i c_i max(0, 1 - y_i (out_b_i + t out_d_i))."""
+    n = y.shape[0]
+    part = np.zeros(nb)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        s = 0.0
+        for i in range(lo, hi):
+            m = y[i] * (out_b[i] + t * out_d[i])
+            s += cw[i] * max(1.0 - m, 0.0)
+        part[blk] = s
+    s = 0.0
+    for blk in range(nb):
+        s += part[blk]
+    return s
+
+
+loss_at = by_blocks(loss_at_kernel, 5)
+
+
+# ---------------------------------------------------------------------------
+# The new cut: a = sum_i coef_i x_i over the rows with coef_i != 0.
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _scatter_range(indptr, indices, values, B, y, cw, viol, prev, delta, lo, hi, out):
+    """The part of scatter_cut_kernel's sum that falls on features lo..hi-1."""
+    n = y.shape[0]
+    last = out.shape[0] - 1
+    full = lo == 0 and hi == last + 1
+    for i in range(n):
+        c = viol[i] - prev[i] if delta else viol[i]
+        if c != 0:
+            a = c * cw[i] * y[i]
+            if lo <= last < hi:
+                out[last] += a * B
+            if full:
+                for p in range(indptr[i], indptr[i + 1]):
+                    out[indices[p]] += a * values[p]
+            else:
+                for p in range(indptr[i], indptr[i + 1]):
+                    j = indices[p]
+                    if lo <= j < hi:
+                        out[j] += a * values[p]
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def scatter_cut_kernel(indptr, indices, values, B, y, cw, viol, prev, delta, nb, buf, out):
+    """out += sum_i coef_i x_i (the constant feature B included), where
+    coef_i = c_i y_i viol_i (``delta`` false: the full cut) or
+    coef_i = c_i y_i (viol_i - prev_i) (``delta`` true: the change from the
+    previous cut, whose vector the caller has put in ``out``).
+
+    With nb > 1, when the rows to add hold fewer values than about three
+    times nb (d+1) / (nb - 1) (wide data, few rows), each block owns a
+    feature range and reads every such row, keeping its own features;
+    otherwise row blocks are scattered into the rows of ``buf`` (nb, d+1),
+    one per block, then summed into ``out`` in block order, in parallel
+    over feature ranges. ``buf`` is scratch; with nb == 1 it is not touched.
+    """
+    n = y.shape[0]
+    dd = out.shape[0]
+    if nb == 1:
+        _scatter_range(indptr, indices, values, B, y, cw, viol, prev, delta, 0, dd, out)
+        return out
+    nnz_sel = 0
+    for i in range(n):
+        c = viol[i] - prev[i] if delta else viol[i]
+        if c != 0:
+            nnz_sel += indptr[i + 1] - indptr[i]
+    if (nb - 1) * nnz_sel < 3 * nb * dd:
+        for fb in prange(nb):
+            lo, hi = _block(fb, nb, dd)
+            _scatter_range(indptr, indices, values, B, y, cw, viol, prev, delta, lo, hi, out)
+        return out
+    last = dd - 1
+    for blk in prange(nb):
+        row = buf[blk]
+        row[:] = 0.0
+        lo, hi = _block(blk, nb, n)
+        for i in range(lo, hi):
+            c = viol[i] - prev[i] if delta else viol[i]
+            if c != 0:
+                a = c * cw[i] * y[i]
+                row[last] += a * B
+                for p in range(indptr[i], indptr[i + 1]):
+                    row[indices[p]] += a * values[p]
+    for fb in prange(nb):
+        lo, hi = _block(fb, nb, dd)
+        for blk in range(nb):
+            row = buf[blk]
+            for j in range(lo, hi):
+                out[j] += row[j]
+    return out
+
+
+scatter_cut = by_blocks(scatter_cut_kernel, 9)
+
+
+# ---------------------------------------------------------------------------
+# Cut buffer: Gram row of a new cut, and w_c = sum alpha_j a_j.
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def rows_dot_kernel(M, k, v, nb, out):
+    """out[j] = M[j].v for j < k: one pass over the first k rows of M,
+    parallel over column blocks (the O(k width), memory-bound step of
+    each iteration)."""
+    width = v.shape[0]
+    part = np.zeros((nb, k))
+    for fb in prange(nb):
+        lo, hi = _block(fb, nb, width)
+        for j in range(k):
+            part[fb, j] = _dot(M[j], v, lo, hi)
+    for j in range(k):
+        s = 0.0
+        for fb in range(nb):
+            s += part[fb, j]
+        out[j] = s
+    return out
+
+
+rows_dot = by_blocks(rows_dot_kernel, 3)
+
+
+def gram_row(A, k, slot, a, nb, out):
+    """Store the cut ``a`` as ``A[slot]`` and set out[j] = A[j].a for j < k
+    (slot < k); returns out[slot] = a.a."""
+    A[slot] = a
+    rows_dot(A, k, a, nb, out)
+    return out[slot]
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def axpy_sqnorm_kernel(w, t, v, nb):
+    """w += t v in place; returns w.w (parallel over blocks)."""
+    dd = w.shape[0]
+    part = np.zeros(nb)
+    for fb in prange(nb):
+        lo, hi = _block(fb, nb, dd)
+        for q in range(lo, hi):
+            w[q] += t * v[q]
+        part[fb] = _dot(w, w, lo, hi)
+    s = 0.0
+    for fb in range(nb):
+        s += part[fb]
+    return s
+
+
+axpy_sqnorm = by_blocks(axpy_sqnorm_kernel, 3)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def combine_cuts_kernel(A, alpha, k, w_b, w_c, w_d, nb):
+    """w_c = sum_{j<k, alpha_j>0} alpha_j A[j] and w_d = w_c - w_b.
+
+    Returns (w_c.w_c, w_d.w_d, w_b.w_d), the last two computed from w_d
+    itself (not as differences of dot products, which cancel badly when
+    w_c is close to w_b)."""
+    dd = w_c.shape[0]
+    part = np.zeros((nb, 3))
+    for fb in prange(nb):
+        lo, hi = _block(fb, nb, dd)
+        for q in range(lo, hi):
+            w_c[q] = 0.0
+        for j in range(k):
+            aj = alpha[j]
+            if aj > 0.0:
+                Aj = A[j]
+                for q in range(lo, hi):
+                    w_c[q] += aj * Aj[q]
+        for q in range(lo, hi):
+            w_d[q] = w_c[q] - w_b[q]
+        part[fb, 0] = _dot(w_c, w_c, lo, hi)
+        part[fb, 1] = _dot(w_d, w_d, lo, hi)
+        part[fb, 2] = _dot(w_b, w_d, lo, hi)
+    scc = 0.0
+    sdd = 0.0
+    sbd = 0.0
+    for fb in range(nb):
+        scc += part[fb, 0]
+        sdd += part[fb, 1]
+        sbd += part[fb, 2]
+    return scc, sdd, sbd
+
+
+combine_cuts = by_blocks(combine_cuts_kernel, 6)
+
+
+# ---------------------------------------------------------------------------
+# Cuts as rows over the examples (ocas.RowForm): a_j = X~' G[j] and
+# U[j] = X~ a_j, so w_c = X~' g_c with g_c = sum alpha_j G[j] and its outputs
+# X~ w_c = sum alpha_j U[j] cost O(k n), not O(k d). w_b = s0 w0 + X~' g_b
+# (w0 a warm start, out0 = X~ w0, n00 = |w0|^2; out0 is empty without one).
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def combine_rows_kernel(G, U, alpha, k, g_b, out_b, out0, s0, n00, g_d, out_d, nb):
+    """g_d = sum_{j<k, alpha_j>0} alpha_j G[j] - g_b and out_d = sum alpha_j
+    U[j] - out_b (the coefficients and outputs of w_d = w_c - w_b).
+
+    Returns (w_c.w_c, w_d.w_d, w_b.w_d), each as a sum over the examples
+    of a coefficient times an output (w_d.w_d from g_d and out_d
+    themselves, not as a difference of dot products)."""
+    n = g_b.shape[0]
+    warm = out0.shape[0] > 0
+    part = np.zeros((nb, 5))
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        for i in range(lo, hi):
+            g_d[i] = 0.0
+            out_d[i] = 0.0
+        for j in range(k):
+            aj = alpha[j]
+            if aj > 0.0:
+                Gj = G[j]
+                Uj = U[j]
+                for i in range(lo, hi):
+                    g_d[i] += aj * Gj[i]
+                    out_d[i] += aj * Uj[i]
+        part[blk, 0] = _dot(g_d, out_d, lo, hi)          # g_c . out_c = |w_c|^2
+        for i in range(lo, hi):
+            g_d[i] -= g_b[i]
+            out_d[i] -= out_b[i]
+        part[blk, 1] = _dot(g_d, out_d, lo, hi)
+        part[blk, 2] = _dot(g_d, out_b, lo, hi)
+        if warm:
+            part[blk, 3] = _dot(g_d, out0, lo, hi)
+            part[blk, 4] = _dot(g_b, out0, lo, hi)
+    s = np.zeros(5)
+    for blk in range(nb):
+        for q in range(5):
+            s[q] += part[blk, q]
+    scc = s[0]
+    sdd = s[1] - s0 * (s[3] - s0 * n00)
+    sbd = s[2] - s0 * (s0 * n00 + s[4])
+    return scc, sdd, sbd
+
+
+combine_rows = by_blocks(combine_rows_kernel, 11)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def shift_rows_kernel(g_b, t, g_d, out_b, out0, s0, n00, nb):
+    """g_b += t g_d in place (w_b moved to w_b + t w_d, whose outputs out_b
+    and weight s0 of w0 the caller has already moved); returns |w_b|^2 =
+    g_b.out_b + s0 (s0 n00 + g_b.out0)."""
+    n = g_b.shape[0]
+    warm = out0.shape[0] > 0
+    part = np.zeros((nb, 2))
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        for i in range(lo, hi):
+            g_b[i] += t * g_d[i]
+        part[blk, 0] = _dot(g_b, out_b, lo, hi)
+        if warm:
+            part[blk, 1] = _dot(g_b, out0, lo, hi)
+    s_b = 0.0
+    s_0 = 0.0
+    for blk in range(nb):
+        s_b += part[blk, 0]
+        s_0 += part[blk, 1]
+    return s_b + s0 * (s0 * n00 + s_0)
+
+
+shift_rows = by_blocks(shift_rows_kernel, 7)
+
+
+# ---------------------------------------------------------------------------
+# Reduced problem: min f(alpha) = 1/2 alpha'H alpha - b.alpha
+#                  s.t. alpha >= 0, sum alpha <= Cb.
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _qp_gradient(H, bvec, alpha, k, g):
+    """g = H alpha - b over the first k coordinates; returns sum alpha."""
+    asum = 0.0
+    for j in range(k):
+        g[j] = -bvec[j]
+    for l in range(k):
+        al = alpha[l]
+        if al != 0.0:
+            asum += al
+            for j in range(k):
+                g[j] += H[j, l] * al
+    return asum
+
+
+@njit(cache=True, nogil=True)
+def _qp_value(H, bvec, alpha, k):
+    f = 0.0
+    for j in range(k):
+        aj = alpha[j]
+        if aj != 0.0:
+            s = 0.0
+            for l in range(k):
+                s += H[j, l] * alpha[l]
+            f += aj * (0.5 * s - bvec[j])
+    return f
+
+
+@njit(cache=True, nogil=True)
+def _qp_newton(H, bvec, Cb, support, with_sum):
+    """The minimiser of the QP restricted to ``support`` (all others 0),
+    with the sum constraint as an equality (``with_sum``) or dropped.
+    Returns (ok, z) where ok says z is strictly positive and feasible."""
+    m = support.shape[0]
+    dim = m + 1 if with_sum else m
+    M = np.zeros((dim, dim))
+    r = np.zeros(dim)
+    for a in range(m):
+        ja = support[a]
+        r[a] = bvec[ja]
+        for c in range(m):
+            M[a, c] = H[ja, support[c]]
+    if with_sum:
+        for a in range(m):
+            M[a, m] = 1.0
+            M[m, a] = 1.0
+        r[m] = Cb
+    x = lu_solve(M, r, 1e-13)[1]
+    z = x[:m].copy()
+    tot = 0.0
+    for a in range(m):
+        if not (z[a] > 0.0):
+            return False, z
+        tot += z[a]
+    if tot > Cb:
+        if tot > Cb * (1.0 + 1e-12):
+            return False, z
+        for a in range(m):
+            z[a] *= Cb / tot
+    return True, z
+
+
+@njit(cache=True, nogil=True)
+def _qp_polish(H, bvec, alpha, k, Cb, asum):
+    """Try to jump to the exact solution on the current support (a Newton
+    step on the face of the feasible set); keep it only if it is feasible
+    and does not increase the objective. Returns True when taken."""
+    m = 0
+    for j in range(k):
+        m += alpha[j] > 0.0
+    if m == 0:
+        return False
+    support = np.empty(m, np.int64)
+    m = 0
+    for j in range(k):
+        if alpha[j] > 0.0:
+            support[m] = j
+            m += 1
+    on_face = asum >= Cb * (1.0 - 1e-12)
+    ok, z = _qp_newton(H, bvec, Cb, support, on_face)
+    if not ok:
+        ok, z = _qp_newton(H, bvec, Cb, support, not on_face)
+        if not ok:
+            return False
+    f_old = _qp_value(H, bvec, alpha, k)
+    old = alpha[:k].copy()
+    for a in range(m):
+        alpha[support[a]] = z[a]
+    if _qp_value(H, bvec, alpha, k) <= f_old:
+        return True
+    for j in range(k):
+        alpha[j] = old[j]
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _eqp(H, bvec, free, k, Cb):
+    """Minimiser of the QP on the face {z_j = 0 for j not free, sum z = Cb}
+    (z over the k cuts and the slack, index k): the KKT system
+    [H_FF 1; 1' 0] [y; nu] = [b_F; Cb]. Returns (ok, y over F, F)."""
+    m = 0
+    for j in range(k + 1):
+        m += free[j]
+    F = np.empty(m, np.int64)
+    m = 0
+    for j in range(k + 1):
+        if free[j]:
+            F[m] = j
+            m += 1
+    M = np.zeros((m + 1, m + 1))
+    r = np.zeros(m + 1)
+    for a in range(m):
+        ja = F[a]
+        if ja < k:
+            r[a] = bvec[ja]
+            for c in range(m):
+                jc = F[c]
+                if jc < k:
+                    M[a, c] = H[ja, jc]
+        M[a, m] = 1.0
+        M[m, a] = 1.0
+    r[m] = Cb
+    ok, x = lu_solve(M, r, 0.0)
+    if not ok:  # singular face: a basic solution of the well-conditioned part
+        x = lu_solve(M, r, 1e-13)[1]
+    for a in range(m + 1):
+        if not np.isfinite(x[a]):
+            return False, x[:m].copy(), F
+    return True, x[:m].copy(), F
+
+
+@njit(cache=True, nogil=True)
+def qp_active_set(H, bvec, alpha, k, Cb, tol_gap, max_iter):
+    """Primal active-set method for the reduced dual (in place, warm start).
+
+    The slack s = Cb - sum alpha is the coordinate k (zero row, column and
+    linear term), so the feasible set is the simplex {z >= 0, sum z = Cb}.
+    The free set F starts as the support of the warm start. Each step
+    minimises the QP on the face of F exactly (a dense (|F|+1)^2 KKT
+    solve); if that point is feasible it is taken and the coordinate of
+    least gradient outside F enters when its gradient is more than
+    tol_gap / Cb below the common gradient on F (otherwise the point is
+    optimal up to a reduced duality gap of tol_gap); if not, the step stops
+    at the first coordinate that hits zero, which leaves F.
+
+    Returns the number of face solves, negated when it gave up (a face
+    solve failed, no progress, or max_iter): ``qp_simplex`` then finishes
+    from the feasible point left in alpha.
+    """
+    z = np.empty(k + 1)
+    tot = 0.0
+    for j in range(k):
+        z[j] = alpha[j] if alpha[j] > 0.0 else 0.0
+        tot += z[j]
+    if tot > Cb:
+        for j in range(k):
+            z[j] *= Cb / tot
+        tot = Cb
+    z[k] = Cb - tot
+    free = np.zeros(k + 1, np.bool_)
+    for j in range(k + 1):
+        free[j] = z[j] > 0.0
+    g = np.empty(k + 1)
+    last_in = -1
+    it = 0
+    status = 1
+    while True:
+        if it >= max_iter:
+            status = -1
+            break
+        it += 1
+        ok, y, F = _eqp(H, bvec, free, k, Cb)
+        if not ok:
+            status = -1
+            break
+        m = F.shape[0]
+        tau = 1.0
+        block = -1
+        for a in range(m):
+            ja = F[a]
+            if y[a] < 0.0:
+                t = z[ja] / (z[ja] - y[a])
+                if t < tau:
+                    tau = t
+                    block = a
+        if block < 0:
+            for a in range(m):
+                z[F[a]] = y[a]
+            # gradient; the entering candidate is the least one outside F
+            for j in range(k):
+                s = -bvec[j]
+                for a in range(m):
+                    ja = F[a]
+                    if ja < k:
+                        s += H[j, ja] * z[ja]
+                g[j] = s
+            g[k] = 0.0
+            lam = 0.0
+            for a in range(m):
+                lam += z[F[a]] * g[F[a]]
+            lam /= Cb
+            jin = -1
+            gmin = lam - tol_gap / Cb
+            for j in range(k + 1):
+                if not free[j] and g[j] < gmin:
+                    gmin = g[j]
+                    jin = j
+            if jin < 0:
+                break
+            free[jin] = True
+            last_in = jin
+        else:
+            if tau <= 0.0 and F[block] == last_in:
+                status = -1
+                break
+            for a in range(m):
+                ja = F[a]
+                z[ja] += tau * (y[a] - z[ja])
+            z[F[block]] = 0.0
+            free[F[block]] = False
+            for a in range(m):
+                if z[F[a]] <= 0.0:
+                    z[F[a]] = 0.0
+                    free[F[a]] = False
+            last_in = -1 if last_in == F[block] else last_in
+    for j in range(k):
+        alpha[j] = z[j] if z[j] > 0.0 else 0.0
+    return it * status
+
+
+@njit(cache=True, nogil=True)
+def qp_simplex(H, bvec, alpha, k, Cb, tol_abs, tol_rel, max_steps, max_faces):
+    """Solve the reduced dual in place over alpha[:k] (warm start).
+
+    First the active-set method ``qp_active_set`` (exact up to rounding; a
+    few face solves per call when warm started; at most ``max_faces``, 0
+    skips it). Then, to certify the gap, or to finish where the active-set
+    method gave up (degenerate faces), a sequential two-coordinate
+    (SMO-like) method: the inequality is made an equality by a slack
+    coordinate s = Cb - sum alpha with zero row and column in H and zero
+    linear term. Each step moves mass from a positive coordinate j to the
+    coordinate i of least gradient (i by steepest descent, j by the
+    second-order gain (g_j - g_i)^2 / (H_ii + H_jj - 2 H_ij)), with the
+    exact clipped step. The cuts are often nearly parallel (H
+    ill-conditioned), where two-coordinate steps crawl once the support
+    has settled; so whenever the support has not changed for a while, a
+    Newton step solves the QP restricted to that support (a small dense
+    linear system) and is kept when it is feasible and no worse. Every
+    iterate is feasible, so -f is always a valid lower bound.
+
+    Stops when the duality gap of the reduced problem (the Frank-Wolfe gap
+    alpha.g - Cb min(0, min g), g = H alpha - b, which equals the reduced
+    primal at w = sum alpha_j a_j minus the dual value) is <=
+    max(tol_abs, tol_rel * |f|), or after max_steps steps.
+
+    Returns (f, gap, steps, hit_tol) with f the objective at the returned
+    alpha (the reduced dual value is -f).
+    """
+    if max_faces > 0:
+        qp_active_set(H, bvec, alpha, k, Cb, tol_abs, max_faces)
+    g = np.empty(k)
+    asum = _qp_gradient(H, bvec, alpha, k, g)
+    if asum > Cb:  # defensive: scale a drifted warm start back
+        for j in range(k):
+            alpha[j] *= Cb / asum
+        asum = _qp_gradient(H, bvec, alpha, k, g)
+    steps = 0
+    f = 0.0
+    gap = 0.0
+    hit = False
+    stable = 0
+    wait = 10
+    while True:
+        # objective, gap and the up coordinate (index k = slack, g = 0)
+        ag = 0.0
+        ab = 0.0
+        gi = 0.0
+        i = k
+        for j in range(k):
+            ag += alpha[j] * g[j]
+            ab += alpha[j] * bvec[j]
+            if g[j] < gi:
+                gi = g[j]
+                i = j
+        # alpha'H alpha = alpha.(g + b)
+        f = 0.5 * (ag + ab) - ab
+        gap = ag - Cb * gi
+        if gap <= tol_abs or gap <= tol_rel * abs(f):
+            hit = True
+            break
+        if steps >= max_steps:
+            break
+        if stable >= wait:
+            stable = 0
+            if _qp_polish(H, bvec, alpha, k, Cb, asum):
+                asum = _qp_gradient(H, bvec, alpha, k, g)
+                wait = 10
+                continue
+            wait *= 2
+        slack = Cb - asum
+        Hii = H[i, i] if i < k else 0.0
+        # down coordinate: second-order choice among positive coordinates
+        j_best = -1
+        best = -1.0
+        for j in range(k + 1):
+            if j < k:
+                if alpha[j] <= 0.0:
+                    continue
+                gj = g[j]
+                Hjj = H[j, j]
+                Hij = H[i, j] if i < k else 0.0
+            else:
+                if slack <= 0.0:
+                    continue
+                gj = 0.0
+                Hjj = 0.0
+                Hij = 0.0
+            diff = gj - gi
+            if diff <= 0.0 or j == i:
+                continue
+            eta = Hii + Hjj - 2.0 * Hij
+            if eta < 1e-12 * (Hii + Hjj) or eta <= 0.0:
+                eta = max(1e-12 * (Hii + Hjj), 1e-300)
+            gain = diff * diff / eta
+            if gain > best:
+                best = gain
+                j_best = j
+        if j_best < 0:
+            hit = True
+            break
+        j = j_best
+        gj = g[j] if j < k else 0.0
+        Hjj = H[j, j] if j < k else 0.0
+        Hij = H[i, j] if (i < k and j < k) else 0.0
+        eta = Hii + Hjj - 2.0 * Hij
+        if eta < 1e-12 * (Hii + Hjj) or eta <= 0.0:
+            eta = max(1e-12 * (Hii + Hjj), 1e-300)
+        avail = alpha[j] if j < k else slack
+        d = (gj - gi) / eta
+        changed = False
+        if d >= avail:
+            d = avail
+            changed = True
+        if i < k:
+            changed = changed or alpha[i] == 0.0
+            alpha[i] += d
+            for l in range(k):
+                g[l] += d * H[l, i]
+        else:
+            asum -= d
+        if j < k:
+            alpha[j] = 0.0 if d == avail else alpha[j] - d
+            for l in range(k):
+                g[l] -= d * H[l, j]
+        else:
+            asum += d
+        stable = 0 if changed else stable + 1
+        steps += 1
+    return f, gap, steps, hit
+
+
+# ---------------------------------------------------------------------------
+# Exact line search: min_{t >= 0} F((1-t) w_b + t w_c).
+# ---------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _walk(kb, wb, order, lo, G, qa):
+    """Walk sorted breakpoints from the point lo (derivative there qa*lo+G,
+    < 0) and return the minimiser of the piecewise quadratic."""
+    for r in range(order.shape[0]):
+        q = order[r]
+        kq = kb[q]
+        if qa * kq + G >= 0.0:
+            if qa > 0.0:
+                t = -G / qa
+                return t if t > lo else lo
+            return lo
+        G += wb[q]
+        lo = kq
+    if qa > 0.0:
+        t = -G / qa
+        return t if t > lo else lo
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _as_float(bits):
+    """The float64 whose IEEE bit pattern is the int64 ``bits``."""
+    tmp = np.empty(1, np.int64)
+    tmp[0] = bits
+    return tmp.view(np.float64)[0]
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def _prefix_hist_kernel(kbits, wb, prefix, pshift, shift, nbins, nb):
+    """Weight of the breakpoints per bin: among the t_i whose bit pattern
+    has ``kbits >> pshift == prefix`` (all of them when pshift == 64), bin
+    ``(kbits >> shift) & (nbins - 1)``. Per-block rows summed in order."""
+    n = kbits.shape[0]
+    h = np.zeros((nb, nbins))
+    mask = nbins - 1
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        row = h[blk]
+        if pshift >= 64:
+            for i in range(lo, hi):
+                row[(kbits[i] >> shift) & mask] += wb[i]
+        else:
+            for i in range(lo, hi):
+                kbit = kbits[i]
+                if (kbit >> pshift) == prefix:
+                    row[(kbit >> shift) & mask] += wb[i]
+    out = np.zeros(nbins)
+    for blk in range(nb):
+        for j in range(nbins):
+            out[j] += h[blk, j]
+    return out
+
+
+_prefix_hist = by_blocks(_prefix_hist_kernel, 6)
+
+
+@njit(cache=True, nogil=True)
+def _select_bin(hist, key0, shift, G, qa):
+    """The first bin whose upper end U has qa U + G + (weight up to and
+    including the bin) >= 0, i.e. where phi' changes sign. Bin j spans the
+    bit patterns [(key0 + j) << shift, (key0 + j + 1) << shift).
+    Returns (j, G before bin j)."""
+    nbins = hist.shape[0]
+    for j in range(nbins):
+        top = key0 + j + 1
+        U = np.inf if top >= (np.int64(1) << (63 - shift)) else _as_float(top << shift)
+        if qa * U + G + hist[j] >= 0.0:
+            return j, G
+        G += hist[j]
+    return nbins - 1, G - hist[nbins - 1]
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE, error_model="numpy")
+def breakpoints_kernel(y, cw, out_b, out_d, qb, nb, kb, wb):
+    """Pass 1 of the line search (see ``line_search``): every example's
+    breakpoint t_i = p_i / r_i into ``kb`` (inf when it has none in
+    (0, inf)) and its weight c_i |r_i| into ``wb`` (0 when none).
+
+    Returns (qb + phi'(0+) of the loss, number of breakpoints); the sum
+    starts from ``qb`` and adds the blocks' partial sums in block order.
+    """
+    n = y.shape[0]
+    g0p = np.zeros(nb)
+    cnt = np.zeros(nb, np.int64)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        g = 0.0
+        c = 0
+        for i in range(lo, hi):
+            p = 1.0 - y[i] * out_b[i]
+            r = y[i] * out_d[i]
+            # active on all of (0, eps): r > 0, p > 0  or  r < 0, p >= 0
+            act = ((r > 0.0) & (p > 0.0)) | ((r < 0.0) & (p >= 0.0))
+            # a breakpoint in (0, inf): r > 0, p > 0  or  r < 0, p < 0
+            isbp = ((r > 0.0) & (p > 0.0)) | ((r < 0.0) & (p < 0.0))
+            g -= cw[i] * r * act
+            c += isbp
+            kb[i] = p / r if isbp else np.inf
+            wb[i] = cw[i] * abs(r) * isbp
+        g0p[blk] = g
+        cnt[blk] = c
+    G = qb
+    m = 0
+    for blk in range(nb):
+        G += g0p[blk]
+        m += cnt[blk]
+    return G, m
+
+
+breakpoints = by_blocks(breakpoints_kernel, 5)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def _prefix_counts_kernel(kbits, key, shift, nb):
+    """Per block, how many bit patterns have ``kbits >> shift == key``."""
+    n = kbits.shape[0]
+    cnt = np.zeros(nb, np.int64)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        c = 0
+        for i in range(lo, hi):
+            c += (kbits[i] >> shift) == key
+        cnt[blk] = c
+    return cnt
+
+
+_prefix_counts = by_blocks(_prefix_counts_kernel, 3)
+
+
+def count_prefix(kbits, key, shift, nb):
+    """How many bit patterns have ``kbits >> shift == key``."""
+    return int(_prefix_counts(kbits, key, shift, nb).sum())
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def gather_prefix_kernel(kb, wb, key, shift, nb):
+    """The breakpoints ``kb`` (and weights ``wb``) whose bit patterns have
+    ``bits >> shift == key``, in index order, as two new arrays."""
+    n = kb.shape[0]
+    kbits = kb.view(np.int64)
+    cnt = np.empty(nb, np.int64)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        c = 0
+        for i in range(lo, hi):
+            c += (kbits[i] >> shift) == key
+        cnt[blk] = c
+    tot = 0
+    for blk in range(nb):
+        c = cnt[blk]
+        cnt[blk] = tot
+        tot += c
+    sk = np.empty(tot)
+    sw = np.empty(tot)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        o = cnt[blk]
+        for i in range(lo, hi):
+            if (kbits[i] >> shift) == key:
+                sk[o] = kb[i]
+                sw[o] = wb[i]
+                o += 1
+    return sk, sw
+
+
+gather_prefix = by_blocks(gather_prefix_kernel, 4)
+
+
+def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
+    """The exact minimiser t* >= 0 of
+
+        phi(t) = 1/2 |w_b + t d|^2 + sum_i c_i max(0, p_i - t r_i)
+
+    with d = w_c - w_b, p_i = 1 - y_i out_b_i, r_i = y_i out_d_i (out_d =
+    the outputs of d); the regulariser's derivative is qa t + qb
+    (qa = |d|^2 > 0, qb = w_b.d). ``kb``/``wb`` are n-sized scratch arrays.
+
+    phi' is piecewise linear and increasing; each example with a breakpoint
+    t_i = p_i / r_i > 0 raises it by c_i |r_i| there. The minimiser is
+    found by walking the breakpoints in sorted order from phi'(0+) until
+    phi' turns >= 0. Sorting all n of them would cost O(n log n) serial
+    time per iteration, so the walk is narrowed first (a radix-style
+    selection on the IEEE bit patterns, which order positive doubles
+    exactly): a histogram of the breakpoint weights by binary exponent
+    finds the binade where phi' changes sign, a second histogram by the
+    next 12 mantissa bits finds the sub-range inside it, and only the
+    breakpoints of that sub-range are gathered, sorted (argsort_range) and
+    walked. Every pass is parallel over blocks and O(n); the result is the
+    exact minimiser that sorting everything gives.
+
+    Returns (t, n_breakpoints).
+    """
+    # pass 1: phi'(0+) and every example's breakpoint (inf, weight 0 when none)
+    G, m = breakpoints(y, cw, out_b, out_d, qb, nb, kb, wb)
+    return minimise_over_breakpoints(kb, wb, G, m, qa, nb), m
+
+
+def minimise_over_breakpoints(kb, wb, G, m, qa, nb):
+    """The minimiser t* >= 0 of a convex piecewise quadratic whose
+    derivative is qa t + G at 0+ and rises by wb[q] > 0 at each breakpoint
+    kb[q] > 0 (inf with weight 0 where there is none; m of them are
+    finite), by the radix-style selection described in ``line_search``."""
+    if G >= 0.0:
+        return 0.0
+    if m == 0:
+        return -G / qa
+    kbits = kb.view(np.int64)
+    # level 1: sign bit (0) + 11 exponent bits
+    h1 = _prefix_hist(kbits, wb, 0, 64, 52, 2048, nb)
+    e, G = _select_bin(h1, 0, 52, G, qa)
+    if e == 2047:  # phi' < 0 past every breakpoint
+        return -G / qa
+    # level 2: the next 12 bits inside binade e
+    h2 = _prefix_hist(kbits, wb, e, 52, 40, 4096, nb)
+    s, G = _select_bin(h2, e << 12, 40, G, qa)
+    key = (e << 12) | s
+    lo_t = _as_float(key << 40)
+    # gather that bin's breakpoints (bit patterns with kbits >> 40 == key)
+    sk, sw = gather_prefix(kb, wb, key, 40, nb)
+    order = np.empty(sk.shape[0], np.int64)
+    argsort_range(sk, 0, sk.shape[0], order)
+    return _walk(sk, sw, order, lo_t, G, qa)

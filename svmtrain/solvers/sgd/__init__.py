@@ -1,0 +1,1 @@
+"""Stochastic (sub)gradient solvers: Pegasos and SVM-SGD / SGD-QN / FOBOS, in memory and streamed."""

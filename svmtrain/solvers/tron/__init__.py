@@ -1,0 +1,1 @@
+"""Trust-region Newton (TRON) and its ranking solver."""
