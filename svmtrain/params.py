@@ -9,9 +9,9 @@ from dataclasses import MISSING, dataclass, field, fields
 import math
 
 from .errors import ParameterError
-from .solvers import SOLVERS
-from .tasks import (ALL_LOSSES, DEFAULT_EPSILON, DEFAULT_NU, NAMES, ONE_CLASS, RANKING, REGRESSION,
-                    check_supported, default_loss)
+from .solvers import (REGISTRY, SOLVERS, check_supported, declaration, default_loss, kernel_solvers, listing,
+                      names)
+from .tasks import ALL_LOSSES, DEFAULT_EPSILON, DEFAULT_NU, NAMES, ONE_CLASS, RANKING, REGRESSION
 
 
 def option(default, *flags, help, factory=None, **spelling):
@@ -50,19 +50,22 @@ class TrainParams:
                         help="Stopping tolerance (solver default: pegasos, sgd, norma none, dcd 0.1, ocas 0.01, "
                              "smo and bmrm 0.001, cvm 1e-6).")
     epochs: int = option(None, "-T", "--epochs", type=int,
-                         help="Passes over the data (pegasos and sgd default 30, norma and asset 5).")
+                         help="Passes over the data (pegasos and sgd default 30, norma and asset 5; sbp: "
+                              "its kernel rows at most -T times the rows).")
     batch_size: int = option(1, "-k", type=int, help="Mini-batch size (pegasos, asset).")
     seed: int = option(1, "--seed", type=int, help="Seed of every random choice.")
     average: bool = option(None, "--average/--no-average", help=(
         "Average the iterates of the last half of the run (pegasos, asset; default on)."))
     task: str = option("c", "--task", choices=tuple(NAMES), help=(
         "c classification, r regression, p preference ranking, o one-class (SVMlight's -z; "
-        "p: -s ocas or -s tron, relevance labels and qid; o: -s dcd, or -s asset --inner dcd for a kernel; "
-        "labels ignored, --nu)."))
+        f"p: relevance labels and qid, {listing(names(lambda d: d.trains(RANKING)))}; "
+        f"o: labels ignored, --nu, {listing(names(lambda d: d.trains(ONE_CLASS)))})."))
     loss: str = option(None, "--loss", choices=ALL_LOSSES, metavar="LOSS", help=(
-        "Classification: hinge (default), squared-hinge; regression: epsilon-insensitive (default), "
-        "squared-epsilon-insensitive; ranking: pairwise-hinge (ocas), pairwise-squared-hinge (tron); "
-        "one-class: one-class."))
+        "Classification: hinge (default), squared-hinge, log; regression: epsilon-insensitive (default), "
+        "squared-epsilon-insensitive; ranking: "
+        + ", ".join(f"{loss} ({', '.join(names(lambda d, loss=loss: d.trains(RANKING, loss)))})"
+                    for loss in ("pairwise-hinge", "pairwise-squared-hinge"))
+        + "; one-class: one-class. Which solver takes which: svm-train --help -s NAME."))
     epsilon: float = option(None, "-p", type=float,
                             help="Regression: width of the epsilon-insensitive tube (default 0.1).")
     probability: bool = option(False, "-b", int_range=(0, 1), as_bool=True, help=(
@@ -71,25 +74,29 @@ class TrainParams:
     class_weights: dict = option(None, "-w", factory=dict, pair=True, metavar="LABEL WEIGHT", help=(
         "Multiply C of class LABEL by WEIGHT (dcd, ocas, asset, pegasos in memory; LIBLINEAR's -wi). "
         "Repeatable."))
-    max_iter: int = option(None, "--max-iter", type=int, help="Outer-iteration cap (dcd default 1000, ocas 100000; cvm: core-set size, 20000).")
+    max_iter: int = option(None, "--max-iter", type=int, help=(
+        "Outer-iteration cap (dcd and tron default 1000, ocas and bmrm 100000, smo max(10^7, 100 n); cvm: "
+        "core-set size, 20000)."))
     threads: int = option(None, "--threads", type=int, help=(
         "Threads for parallel passes (ocas, sbp), and one-vs-rest classes trained at once (dcd, ocas, bmrm, "
         "pegasos, sgd); default all cores."))
-    max_time: float = option(None, "--max-time", type=float, help="Time limit in seconds (ocas).")
-    cut_buffer: int = option(2000, "--cut-buffer", type=int, help="Cutting planes kept (ocas).")
+    max_time: float = option(None, "--max-time", type=float, help="Time limit in seconds (ocas, bmrm).")
+    cut_buffer: int = option(2000, "--cut-buffer", type=int, help="Cutting planes kept (ocas, bmrm).")
     ocas_method: str = option("ocas", "--ocas-method", choices=("ocas", "cp"),
-                              help="ocas, or the plain cutting-plane method cp (ocas).")
+                              help="ocas, or the plain cutting-plane method cp (ocas; -s bmrm runs cp).")
     tol_abs: float = option(0.0, "--tol-abs", type=float,
-                            help="Stop when Q_P - Q_D <= this absolute gap (ocas, svmocas's -a).")
+                            help=(
+        "Stop when Q_P - Q_D <= this absolute gap (ocas, svmocas's -a; -s bmrm's comes from -e)."))
     qp_bound: float = option(0.0, "--qp-bound", type=float,
-                             help="Stop when the primal objective Q_P <= this (ocas, svmocas's -q).")
+                             help="Stop when the primal objective Q_P <= this (ocas, bmrm; svmocas's -q).")
     # kernels (LIBSVM's flags) -- sbp, kernel pegasos, asset
     kernel_type: int = option(None, "-t", int_range=(0, 3), help=(
-        "Kernel (sbp, smo, pegasos, asset): 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t)."))
+        "Kernel: 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t)."))
     gamma: float = option(None, "-g", type=float, help="Kernel gamma (default 1/number of features).")
     degree: int = option(None, "-d", type=int, help="Polynomial kernel degree (default 3).")
     coef0: float = option(None, "-r", type=float, help="Kernel coef0 (default 0).")
-    cache_mb: float = option(200.0, "-m", type=float, help="Kernel row cache in MB (sbp, smo; norma: its dense copy of the kept rows).")
+    cache_mb: float = option(200.0, "-m", type=float, help=(
+        "Kernel row cache in MB (sbp, smo, pegasos -t K; norma: its dense copy of the kept rows)."))
     shrinking: int = option(1, "--shrinking", int_range=(0, 1), help=(
         "smo: LIBSVM's shrinking heuristic, 1 on, 0 off (the same solution; LIBSVM's -h 0|1 sets it)."))
     working_set: int = option(None, "--working-set", type=int, metavar="Q", help=(
@@ -209,13 +216,11 @@ def _check_weights(p):
 
 
 def _check_solver(p):
-    from .solvers import SOLVERS
-    if p.solver not in SOLVERS:
-        raise ParameterError(f"unknown solver '{p.solver}'; known solvers: {', '.join(SOLVERS)}")
+    declaration(p.solver)
 
 
 def _check_task(p):
-    check_supported(p.solver, p.task, p.loss)
+    check_supported(p.solver, p.task, p.loss, p.kernel_type)
     if p.probability and p.task != "c":
         raise ParameterError(f"-b 1 (probability estimates) applies to classification, not {NAMES.get(p.task, p.task)}")
     if p.epsilon is not None and p.task != REGRESSION:
@@ -232,14 +237,13 @@ def _check_task(p):
 
 def _check_multiclass(p):
     """--multiclass cs: Crammer-Singer classification with the hinge, by the solvers that have it."""
-    from .solvers import MULTICLASS_CS
     if p.multiclass not in ("ovr", "cs"):
         raise ParameterError(f"--multiclass must be ovr or cs (got {p.multiclass})")
     if p.multiclass == "ovr":
         return
-    if p.solver not in MULTICLASS_CS:
-        raise ParameterError(f"--multiclass cs (Crammer-Singer) is trained by -s {', '.join(MULTICLASS_CS)}, "
-                             f"not -s {p.solver}")
+    if not declaration(p.solver).multiclass_cs:
+        raise ParameterError(f"--multiclass cs (Crammer-Singer) is trained by "
+                             f"{listing(names(lambda d: d.multiclass_cs))}, not -s {p.solver}")
     if p.task != "c" or p.loss != "hinge" or p.kernel_type not in (None, 0) or p.probability:
         raise ParameterError("--multiclass cs is linear classification with the hinge loss (LIBLINEAR's -s 4): "
                              "no --task other than c, --loss other than hinge, kernel or -b 1")
@@ -266,26 +270,22 @@ def _nonnegative(name, flag):
 
 def _check_kernel_options(p):
     """Kernel options with a solver that trains linear models only would be ignored: refuse them."""
-    from .solvers import KERNEL_SOLVERS
     given = [flag for flag, v in (("-t", p.kernel_type not in (None, 0)), ("-g", p.gamma is not None),
                                   ("-d", p.degree is not None), ("-r", p.coef0 is not None)) if v]
-    if given and p.solver not in KERNEL_SOLVERS:
+    if given and not declaration(p.solver).takes_kernel_options():
         raise ParameterError(f"{'/'.join(given)} {'is a kernel option' if len(given) == 1 else 'are kernel options'}"
-                             f"; -s {p.solver} trains linear models only: use -s smo, -s sbp or "
-                             "-s asset (or -s pegasos -t 2) for a kernel model")
-
-
-# options that only one solver reads: (field, flag, the solvers that read it)
-SOLVER_OPTIONS = (("update", "--update", ("sgd",)), ("l1", "--l1", ("sgd",)), ("budget", "--budget", ("norma",)),
-                  ("working_set", "--working-set", ("smo",)))
+                             f"; -s {p.solver} trains linear models only: use "
+                             f"{listing(kernel_solvers(), kernel_note=True)} for a kernel model")
 
 
 def _check_survey_options(p):
     """An option of one solver given to another would be ignored: refuse it,
     naming the solver that reads it; --l1 needs --update fobos."""
-    for name, flag, solvers in SOLVER_OPTIONS:
-        if getattr(p, name) is not None and p.solver not in solvers:
-            raise ParameterError(f"{flag} applies to -s {' / -s '.join(solvers)}, not -s {p.solver}")
+    own = declaration(p.solver).options
+    for name, d in REGISTRY.items():
+        for field_name, flag in d.options:
+            if getattr(p, field_name) is not None and (field_name, flag) not in own:
+                raise ParameterError(f"{flag} applies to -s {name}, not -s {p.solver}")
     if p.l1 and p.update != "fobos":
         raise ParameterError("--l1 is the L1 term of forward-backward splitting: give it with --update fobos")
 

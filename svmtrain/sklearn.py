@@ -32,12 +32,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .data.arrays import as_chunk
 from .errors import ParameterError
 from .params import TrainParams
-from .training.train import train as _train
+from .solvers import declaration
+from .run import run
 
 KERNELS = {"linear": None, "poly": 1, "rbf": 2, "sigmoid": 3}
-# solvers whose intercept is LIBLINEAR's constant feature (-B); the kernel
-# solvers learn an unregularised bias of their own and ignore ``bias``
-LINEAR_BIAS = ("dcd", "ocas", "pegasos")
 
 # scikit-learn checks that fail for a sound reason (check name -> reason), per estimator class
 EXPECTED_FAILED_CHECKS = {
@@ -68,7 +66,7 @@ WEIGHT_CHECKS = ("check_sample_weight_equivalence_on_dense_data", "check_sample_
 def expected_failed_checks(estimator):
     """The checks ``estimator`` is expected to fail, with the reasons (the
     form of ``check_estimator(expected_failed_checks=...)``)."""
-    from .tasks import SAMPLE_WEIGHTS, default_loss
+    from .solvers import default_loss
     out = dict(EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {}))
     if isinstance(estimator, SVMClassifier):
         out.update(SOLVER_FAILED_CHECKS.get(estimator.solver, {}))
@@ -76,7 +74,7 @@ def expected_failed_checks(estimator):
         task = estimator._task
         loss = estimator.loss or default_loss(task, estimator.solver)
         takes_weights = (estimator.kernel == "linear"
-                         and loss in SAMPLE_WEIGHTS.get(estimator.solver, {}).get(task, ()))
+                         and declaration(estimator.solver).takes_sample_weights(task, loss))
         if takes_weights:
             out.update(dict.fromkeys(WEIGHT_CHECKS, SAMPLE_WEIGHT_EQUIVALENCE[estimator.solver]))
         else:
@@ -124,7 +122,7 @@ class _SVMBase(BaseEstimator):
                       degree=None if self.kernel != "poly" else int(self.degree),
                       coef0=None if self.kernel in ("linear", "rbf") else float(self.coef0),
                       eps=self.tol, max_iter=self.max_iter, seed=0 if seed is None else int(seed))
-        if self.solver in LINEAR_BIAS and self.kernel == "linear":
+        if self.kernel == "linear" and declaration(self.solver).bias:
             fields["bias"] = float(self.bias)
         fields.update(extra)
         fields.update(self.options or {})
@@ -133,13 +131,13 @@ class _SVMBase(BaseEstimator):
     def _fit_chunk(self, chunk, n_features, **extra):
         self.__dict__.pop("_online_", None)         # partial_fit starts over after fit
         with _value_errors():
-            self.model_ = _train(chunk, self._params(**extra), n_features=n_features)
+            self.model_ = run(chunk, self._params(**extra), n_features=n_features).model
         results = getattr(self.model_, "fit_results", None) or []
         self.n_iter_ = max([int(r.n_iter) for r in results] + [1])
         return self
 
-    def _is_pegasos(self):
-        return self.solver == "pegasos" and self.kernel == "linear"
+    def _learns_online(self):
+        return self.kernel == "linear" and declaration(self.solver).online
 
     def _partial_fit_rows(self, X, problems, labels, sample_weight, **extra):
         """One epoch of Pegasos steps on the rows of X for each binary problem
@@ -221,7 +219,7 @@ class SVMClassifier(ClassifierMixin, _SVMBase):
         return self._fit_chunk(as_chunk(X, codes.astype(np.float64), sample_weight=sample_weight), X.shape[1],
                                class_weights=weights, probability=bool(self.probability))
 
-    @available_if(_SVMBase._is_pegasos)
+    @available_if(_SVMBase._learns_online)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One epoch of Pegasos steps (solver="pegasos", kernel="linear") on
         X, y, going on from the previous call: steps of size 1/(lambda t)
@@ -327,7 +325,7 @@ class SVMRegressor(RegressorMixin, _SVMBase):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
         return self._fit_chunk(as_chunk(X, y, sample_weight=sample_weight), X.shape[1], epsilon=float(self.epsilon))
 
-    @available_if(_SVMBase._is_pegasos)
+    @available_if(_SVMBase._learns_online)
     def partial_fit(self, X, y, sample_weight=None):
         """One epoch of Pegasos steps on X, y, going on from the previous
         call (see :meth:`SVMClassifier.partial_fit`)."""

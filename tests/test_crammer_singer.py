@@ -151,7 +151,7 @@ def test_two_classes_keep_one_column_and_write_w_and_minus_w(tmp_path):
 
 
 @pytest.mark.parametrize("options, match", [
-    (dict(solver="pegasos", multiclass="cs"), "trained by -s dcd, ocas, not -s pegasos"),
+    (dict(solver="pegasos", multiclass="cs"), "trained by -s dcd, -s ocas, not -s pegasos"),
     (dict(solver="dcd", multiclass="cs", loss="squared-hinge"), "hinge loss"),
     (dict(solver="dcd", multiclass="cs", task="r"), "hinge loss"),
 ])

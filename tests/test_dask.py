@@ -258,10 +258,11 @@ def test_regression_command_lines_on_the_cluster(client, regression_parts, tmp_p
 
 
 @pytest.mark.parametrize("kw, names", [
-    ({"solver": "dcd"}, "trains -s ocas, -s bmrm, -s pegasos and -s sgd"),
+    ({"solver": "dcd"}, "trains classification with --loss hinge with -s ocas, -s pegasos, -s sgd, -s bmrm, "
+                        "not -s dcd"),
     ({"solver": "ocas", "task": "p"}, "does not train ranking; it trains in memory"),
-    ({"solver": "dcd", "loss": "squared-hinge"}, "trains -s ocas, -s bmrm, -s pegasos and -s sgd"),
-    ({"solver": "bmrm", "task": "r"}, "does not train regression; it trains in memory"),
+    ({"solver": "dcd", "loss": "squared-hinge"}, "does not train classification with --loss squared-hinge; it trains"),
+    ({"solver": "bmrm", "task": "r"}, "trains regression with -s ocas, -s pegasos, -s sgd, not -s bmrm"),
     ({"solver": "sgd", "task": "o"}, "does not train one-class"),
     ({"solver": "bmrm", "multiclass": "cs"}, r"--multiclass cs \(Crammer-Singer\) with -s ocas, not -s bmrm"),
 ])

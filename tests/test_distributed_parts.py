@@ -289,7 +289,7 @@ def test_command_line_usage_errors(tmp_path):
     data = bundled("heart_scale.xz")
     cases = [
         (train_main, ["--scheduler", "tcp://x:1", data, tmp_path / "m"], "--scheduler needs --engine dask"),
-        (train_main, ["--engine", "dask", "-s", "dcd", data, tmp_path / "m"], "trains -s ocas, -s bmrm, -s pegasos and -s sgd"),
+        (train_main, ["--engine", "dask", "-s", "dcd", data, tmp_path / "m"], "trains classification with --loss hinge with -s ocas, -s pegasos, -s sgd, -s bmrm, not -s dcd"),
         (train_main, ["--engine", "dask", "-s", "ocas", "-v", "3", data], "cross-validation"),
         (train_main, ["--engine", "dask", "-s", "ocas", str(tmp_path / "*.txt")], "give MODEL_FILE"),
         (predict_main, ["--output-dir", tmp_path, data, "m"], "--output-dir needs --engine dask"),

@@ -113,8 +113,8 @@ REFUSES = [
     ("LIBSVM", "-h", "help is --help"),
     ("svmtrain", "-s sbp -t 2 -g 0.5 -w1 2", "-s asset"),
     ("LIBSVM", "-v 1 -t 2", "--verbose"),
-    ("svmtrain", "-s dcd -t 2", "use -s smo, -s sbp or -s asset"),
-    ("svmtrain", "-s ocas -g 0.5", "use -s smo, -s sbp or -s asset"),
+    ("svmtrain", "-s dcd -t 2", "use -s smo, -s sbp, -s asset, -s norma, -s cvm, -s pegasos -t K for a kernel model"),
+    ("svmtrain", "-s ocas -g 0.5", "use -s smo, -s sbp, -s asset, -s norma, -s cvm, -s pegasos -t K for a kernel model"),
     ("svmtrain", "-s smo --no-bias", "-s sbp --no-bias"),
     ("svmtrain", "-s 3 --loss squared-hinge", "contradicts --loss"),
     ("SVMlight", "-z c -c 1 -p 0.5", "transduction"),
@@ -365,7 +365,7 @@ def test_kernel_options_through_the_api_are_refused_for_linear_solvers():
     from svmtrain.errors import ParameterError
     from svmtrain.params import TrainParams, check_params
     for kw in ({"kernel_type": 2}, {"gamma": 0.5}, {"degree": 2}, {"coef0": 1.0}):
-        with pytest.raises(ParameterError, match="-s smo, -s sbp or -s asset"):
+        with pytest.raises(ParameterError, match="-s smo, -s sbp, -s asset, -s norma, -s cvm, -s pegasos -t K"):
             check_params(TrainParams(solver="ocas", **kw))
     check_params(TrainParams(solver="dcd", kernel_type=0))
     check_params(TrainParams(solver="pegasos", kernel_type=2, gamma=0.5))

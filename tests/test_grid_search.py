@@ -15,6 +15,7 @@ from svmtrain.selection.grid_search import grid_points, parse_range, permute, po
 from svmtrain.io.model_io import load_model
 from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
+from svmtrain.solvers import kernel_solvers
 from svmtrain.training.train import cross_val_predict
 
 OUT_LINE = re.compile(r"^(log2c=-?\d+(\.\d+)? )?(log2g=-?\d+(\.\d+)? )?rate=\d+(\.\d+)?$")
@@ -76,12 +77,6 @@ def test_smo_rates_are_cold_cross_validations_from_the_command_line(tmp_path, mo
                                              "-g", repr(2.0 ** float(log2g)), data])
         assert cv.exit_code == 0, cv.output
         assert float(rate) == float("%g" % float(re.search(r"Accuracy = (\S+)%", cv.output).group(1)))
-
-
-def kernel_solvers():
-    """Every solver the registry lists as training kernel models, with -t 2."""
-    from svmtrain.solvers import KERNEL_SOLVERS
-    return list(KERNEL_SOLVERS)
 
 
 @pytest.mark.parametrize("solver", kernel_solvers())

@@ -304,8 +304,7 @@ def test_regression_warm_start_reaches_the_cold_optimum(concrete_text, loss):
 
 def linear_classifiers():
     """The solvers the registry has for classification that train linear models."""
-    from svmtrain.solvers import trains_kernel_model
-    from svmtrain.tasks import solvers_for
+    from svmtrain.solvers import solvers_for, trains_kernel_model
     return [s for s in solvers_for("c") if not trains_kernel_model(s)]
 
 

@@ -178,7 +178,10 @@ def test_regression_on_concrete_near_dcds_optimum():
 
 
 def test_kernel_pegasos_refuses_the_other_losses():
+    """Its declaration's kernelized_tasks: hinge classification only; the refusal names who can."""
     from svmtrain.errors import ParameterError
     X = read_libsvm(bundled("heart_scale.xz"))
-    with pytest.raises(ParameterError, match="asset --inner dcd"):
+    with pytest.raises(ParameterError, match=r"with --loss log; no kernel solver does; -s pegasos without -t"):
         train(X, TrainParams(solver="pegasos", kernel_type=2, loss="log"))
+    with pytest.raises(ParameterError, match=r"regression \(--task r\); kernel solvers that do: -s smo, -s asset$"):
+        train(X, TrainParams(solver="pegasos", kernel_type=2, task="r"))

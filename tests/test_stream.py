@@ -341,6 +341,54 @@ def test_ocas_cs_memory_plan_counts_its_state_and_cut_buffer():
         plan_memory("ocas", n, d, params, 6.6 * MIB, n_problems=M)
 
 
+def test_streamed_declarations_name_their_hooks():
+    """Every streamed solver's declaration names a memory plan that plans
+    (and one for Crammer-Singer where it streams it); a shuffle-buffer
+    solver's module prices its buffer; each plan holds the limit."""
+    import importlib
+
+    from svmtrain.solvers import REGISTRY, get_solver, load
+    n, d = 1000, 50
+    for name, decl in REGISTRY.items():
+        s = decl.streamed
+        if s is None:
+            continue
+        assert s.memory is not None, name
+        params = with_defaults(TrainParams(solver=name), getattr(get_solver(name), "DEFAULTS", {}))
+        plan = load(s.memory)(name, n, d, params, 64 * MIB, 10 * n, 1)
+        assert plan.state + 2 * plan.block_bytes <= plan.limit, name
+        assert (plan.cut_buffer is not None) == s.cut_buffer, name
+        assert (s.multiclass_cs is None) == (s.multiclass_cs_memory is None), name
+        if s.multiclass_cs_memory is not None:
+            cs = load(s.multiclass_cs_memory)(name, n, d, dataclasses.replace(params, multiclass="cs"),
+                                               64 * MIB, 10 * n, 3)
+            assert cs.cut_buffer is not None and cs.state + 2 * cs.block_bytes <= cs.limit, name
+        if s.shuffle_buffer:
+            assert callable(importlib.import_module(s.module).shuffle_cost), name
+
+
+def test_stream_refusals_name_the_solvers_that_can():
+    """The refusals of check_streamable come from the registry's Streamed declarations."""
+    from svmtrain.solvers import listing, names
+    from svmtrain.training.streamed import check_streamable
+    streamers = names(lambda x: x.streamed is not None)
+    with pytest.raises(ParameterError, match=f"--stream works with {listing(streamers)}$"):
+        check_streamable(TrainParams(solver="sbp"))
+    with pytest.raises(ParameterError, match="-s ocas, -s pegasos or -s sgd --loss log trains it"):
+        check_streamable(TrainParams(solver="dcd", loss="log"))
+    with pytest.raises(ParameterError, match="-s ocas --multiclass cs streams"):
+        check_streamable(TrainParams(solver="dcd", multiclass="cs"))
+    for task in ("p", "o"):
+        with pytest.raises(ParameterError, match=f"--task {task} .* trains in memory only"):
+            check_streamable(TrainParams(solver="dcd", task=task))
+    with pytest.raises(ParameterError, match=r"kernel -s pegasos \(-t 2\) trains in memory only"):
+        check_streamable(TrainParams(solver="pegasos", kernel_type=2))
+    with pytest.raises(ParameterError, match="--inner dcd trains ASSET in memory only"):
+        check_streamable(TrainParams(solver="asset", inner="dcd"))
+    for name in streamers:
+        check_streamable(TrainParams(solver=name))
+
+
 def test_bmrm_streamed_is_the_in_memory_run(a9a, tmp_path):
     """bmrm streams through ocas's loop, which is exact with one thread: on
     heart_scale in 9 blocks the in-memory w bit for bit; on a9a the memory
@@ -454,8 +502,8 @@ def test_cli_stream_multiclass_and_cache(tmp_path):
     (["-s", "asset", "--inner", "dcd", "--stream"], "--inner dcd trains ASSET in memory only"),
     (["-s", "asset", "-D", "512", "--memory-limit", "4"], "--memory-limit 4 MB is too small: -s asset keeps"),
     (["--shuffle-buffer", "100"], "--shuffle-buffer applies to --stream"),
-    (["-s", "dcd", "--stream", "--shuffle-buffer", "100"], "--shuffle-buffer applies to -s pegasos, -s sgd and"),
-    (["-s", "bmrm", "--stream", "--shuffle-buffer", "100"], "--shuffle-buffer applies to -s pegasos, -s sgd and"),
+    (["-s", "dcd", "--stream", "--shuffle-buffer", "100"], "--shuffle-buffer applies to -s pegasos, -s asset and -s sgd"),
+    (["-s", "bmrm", "--stream", "--shuffle-buffer", "100"], "--shuffle-buffer applies to -s pegasos, -s asset and -s sgd"),
     (["-s", "sgd", "--memory-limit", "2", "--shuffle-buffer", "30000"], "--shuffle-buffer 30000 needs"),
     (["-s", "pegasos", "--memory-limit", "2", "--shuffle-buffer", "30000"], "--shuffle-buffer 30000 needs"),
     (["--stream", "-v", "3"], "cannot be combined with --stream"),

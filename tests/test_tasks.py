@@ -1,4 +1,4 @@
-"""The task axis: one table of which solver trains which task with which loss."""
+"""The task axis: the registry of which solver trains which task with which loss."""
 import numpy as np
 import pytest
 
@@ -6,13 +6,14 @@ from svmtrain import tasks
 from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.params import TrainParams, check_params
-from svmtrain.solvers import SOLVERS
+from svmtrain.solvers import REGISTRY, SOLVERS, solvers_for
 
 
 def test_every_solver_is_in_the_table_with_losses_of_its_tasks():
-    assert set(tasks.SUPPORT) == set(SOLVERS)
-    for solver, by_task in tasks.SUPPORT.items():
-        assert by_task, solver
+    assert list(REGISTRY) == list(SOLVERS) and len(SOLVERS) == 11
+    for solver, d in REGISTRY.items():
+        by_task = d.tasks
+        assert d.name == solver and by_task, solver
         for task, losses in by_task.items():
             assert set(losses) <= set(tasks.LOSSES[task]), (solver, task)
 
@@ -40,17 +41,17 @@ def test_unsupported_pairs_are_refused_with_the_alternatives(kw, says):
 
 
 def test_supported_pairs_pass():
-    for solver, by_task in tasks.SUPPORT.items():
-        for task, losses in by_task.items():
+    for solver, d in REGISTRY.items():
+        for task, losses in d.tasks.items():
             for loss in losses:
                 check_params(TrainParams(solver=solver, task=task, loss=loss))
 
 
 def test_solvers_for_lists_in_table_order():
-    assert tasks.solvers_for("c", "squared-hinge") == ["dcd", "asset", "cvm"]
-    assert tasks.solvers_for("o") == ["dcd", "smo", "asset"]
-    assert tasks.solvers_for("p") == ["ocas", "tron"]
-    assert tasks.solvers_for("p", "pairwise-squared-hinge") == ["tron"]
+    assert solvers_for("c", "squared-hinge") == ["dcd", "asset", "cvm"]
+    assert solvers_for("o") == ["dcd", "smo", "asset"]
+    assert solvers_for("p") == ["ocas", "tron"]
+    assert solvers_for("p", "pairwise-squared-hinge") == ["tron"]
 
 
 def test_one_class_nu_defaults_and_range():
@@ -73,8 +74,8 @@ def test_registry_gives_each_supported_pair_a_module_that_trains_it():
     assert get_solver("dcd", task="c", loss="squared-hinge") is dcd
     assert get_solver("ocas", task="p").__name__ == "svmtrain.solvers.ocas.ocas_ranking"
     assert get_solver("pegasos", kernel_type=2).__name__ == "svmtrain.solvers.kernel.kernel_pegasos"
-    for solver, by_task in tasks.SUPPORT.items():
-        for task, losses in by_task.items():
+    for solver, d in REGISTRY.items():
+        for task, losses in d.tasks.items():
             for loss in losses:
                 module = get_solver(solver, task=task, loss=loss)
                 assert hasattr(module, "fit") or hasattr(module, "train_model"), (solver, task, loss)

@@ -1,39 +1,11 @@
-"""The command-line side of ``--engine dask``: svm-train and svm-predict on a Dask cluster."""
+"""The command-line side of svm-predict ``--engine dask`` (svm-train's runs on a cluster
+through :func:`svmtrain.run.run`)."""
 import contextlib
 import sys
-from types import SimpleNamespace
 
 import click
 
 from ..errors import ParameterError
-
-
-def _notify(prog):
-    return lambda message: click.echo(f"{prog}: {message}", err=True)
-
-
-def train_on_cluster(train_file, params, scheduler, cache, folds, show, log):
-    """Train on the partitions named by ``train_file`` on the cluster at
-    ``scheduler`` (or a LocalCluster). Returns (model, an object with the
-    data's n_rows) for the summary."""
-    from ..distributed.engine import connect
-    from ..distributed.partitions import expand
-    from ..distributed.training import check_supported, train
-    from ._progress import Progress
-
-    if folds is not None:
-        raise ParameterError("-v (cross-validation) is not supported with --engine dask")
-    if cache:
-        raise ParameterError("--cache=PATH names one file; with --engine dask give --cache alone "
-                             "(each partition gets its cache beside it)")
-    check_supported(params)
-    specs = expand(train_file)
-    with connect(scheduler) as client:
-        with Progress(show, f"training ({params.solver}, dask)") as bar:
-            model, n, _ = train(specs, params, client, progress=bar.set_to, log=log,
-                                notify=_notify("svm-train"), cache=cache is not None,
-                                source=train_file)
-    return model, SimpleNamespace(n_rows=n)
 
 
 def predict_on_cluster(test_file, model_file, output_file, output_dir, decision_values, chunk_size,

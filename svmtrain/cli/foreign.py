@@ -53,13 +53,13 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
 import re
 
 from ..errors import ParameterError
-from ..tasks import solvers_for
+from ..solvers import solvers_for
 
 # LIBLINEAR's -s numbers (linear default): number -> svm-train options, or the refusal
 LIBLINEAR_S = {
     "0": ["-s", "dcd", "--task", "c", "--loss", "log"],    # primal Newton in LIBLINEAR; same optimum
     "1": ["-s", "dcd", "--task", "c", "--loss", "squared-hinge"],
-    "2": ["-s", "dcd", "--task", "c", "--loss", "squared-hinge"],   # primal solver in LIBLINEAR; same optimum
+    "2": ["-s", "dcd", "--task", "c", "--loss", "squared-hinge"],   # LIBLINEAR trains it primal; same optimum
     "3": ["-s", "dcd", "--task", "c", "--loss", "hinge"],
     "4": ["-s", "dcd", "--multiclass", "cs"],
     "5": "L1-regularised SVMs (LIBLINEAR -s 5) are not available; -s dcd --loss squared-hinge "

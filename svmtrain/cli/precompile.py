@@ -16,17 +16,14 @@ processes; afterwards no run of any solver compiles anything (checked by
 The groups, and what they cover:
 
 * ``reader``: the LIBSVM reader (in memory and threaded file reads), row
-  selection (``-v``), linear scoring (serial and parallel) and model files;
-* ``dcd``, ``pegasos``, ``ocas`` (incl. ``--ocas-method cp``, wide data, Crammer-Singer, regression
-  and ranking, ``--task p``, with its measures, and ``-s tron``'s ranking), ``sbp`` (and ``smo``),
-  ``kernel-pegasos`` (``-s pegasos -t 2``), ``asset`` (Nystrom and Fourier
-  maps, ``--inner pegasos|dcd``): training and the scoring of their models,
-  regression (``--task r``) and one-class (``--task o``) where the solver trains them;
-* ``survey``: the survey's other solvers, ``-s sgd`` (its three update rules,
-  hinge, log and regression, ``-B``, ``-R``, ``--l1``), ``-s bmrm``, ``-s norma``
-  and ``-s cvm``;
-* ``stream``: ``--stream`` training of dcd, pegasos, sgd, ocas, bmrm and asset (run
-  after ``reader``, whose parser it uses);
+  selection (``-v``), linear scoring (serial and parallel), model files and
+  the pair passes of ranking data;
+* one group per solver of the registry (``dcd``, ``ocas``, ``pegasos``...):
+  the warm-up runs its declaration lists (``Declaration.warm_up``: its
+  tasks, losses, kernels, Crammer-Singer, options, each on a tiny problem),
+  trained and scored, every model written in each format it fits and read back;
+* ``stream``: ``--stream`` training of every solver that streams (its
+  ``Streamed.warm_up`` runs; run after ``reader``, whose parser it uses);
 * ``dask``: the worker kernels of ``--engine dask`` (called directly;
   Dask itself is not needed);
 * ``scale``: svm-scale's statistics, range files and number formatting.
@@ -39,8 +36,6 @@ import warnings
 
 import numpy as np
 
-GROUPS = ("reader", "dcd", "pegasos", "ocas", "sbp", "kernel-pegasos", "asset", "survey", "dask", "stream",
-          "scale")
 # groups that read files with the reader: started once ``reader`` has finished,
 # so they load its cached kernels instead of compiling them again
 AFTER_READER = ("stream", "scale")
@@ -148,51 +143,38 @@ def _reader(tmp):
             model = LinearModel(labels=labels, W=W, n_features=d, bias=bias,
                                 b=np.zeros(k), solver="dcd")
             _score(model, data, tmp)
+    _queries(tmp)
 
 
-def _dcd(tmp):
-    chunk = _chunk()
-    for kw in ({}, {"loss": "squared-hinge"}, {"bias": 1.0, "C": 2.0}, {"class_weights": {1.0: 2.0}},
-               {"loss": "log"}):
-        _train_and_score(chunk, tmp, solver="dcd", **kw)
-    _train_and_score(_chunk(n_classes=3), tmp, solver="dcd")
-    _train_and_score(_chunk(n_classes=3), tmp, solver="dcd", multiclass="cs")      # Crammer-Singer
-    for kw in ({}, {"loss": "squared-epsilon-insensitive", "bias": 1.0}):     # regression (--task r)
-        _train_and_score(chunk, tmp, solver="dcd", task="r", **kw)
-    _train_and_score(chunk, tmp, solver="dcd", task="o", nu=0.3)              # one-class (--task o)
+def _warm_up_data(classes=2, rows=48, features=7, ranking=False):
+    """The tiny problem of a warm-up run (see Declaration.warm_up)."""
+    chunk = _chunk(n=rows, d=features, n_classes=4 if ranking else classes)
+    if ranking:             # six queries of eight rows, relevance 0-3
+        chunk.qid = np.repeat(np.arange(1, 7), 8).astype(np.int64)
+        chunk.labels = np.abs(chunk.labels) - 1.0
+    return chunk
 
 
-def _pegasos(tmp):
-    chunk = _chunk()
-    for kw in ({}, {"batch_size": 4, "average": True}, {"unreg_bias": True, "bias": 1.0}, {"loss": "log"},
-               {"task": "r"}):
-        _train_and_score(chunk, tmp, solver="pegasos", epochs=2, **kw)
+DATA_KEYS = ("classes", "rows", "features", "ranking")
 
 
-def _ocas(tmp):
-    chunk = _chunk()
-    for kw in ({}, {"ocas_method": "cp"}, {"bias": 1.0}):
-        _train_and_score(chunk, tmp, solver="ocas", **kw)
-    _train_and_score(_chunk(n_classes=3), tmp, solver="ocas")
-    _train_and_score(_chunk(n=12, d=40), tmp, solver="ocas")                  # wide: cuts as rows
-    _train_and_score(_chunk(n_classes=3), tmp, solver="ocas", multiclass="cs")     # Crammer-Singer
-    for kw in ({}, {"loss": "squared-epsilon-insensitive", "bias": 1.0}):     # regression (--task r)
-        _train_and_score(chunk, tmp, solver="ocas", task="r", **kw)
-    _train_and_score(chunk, tmp, solver="ocas", loss="log")                  # logistic regression
-    _ranking(tmp)
+def _solver_group(name):
+    """The group of ``-s name``: each of its declared warm-up runs trained and scored."""
+    from ..solvers import declaration
+
+    def run(tmp):
+        for run_kw in declaration(name).warm_up:
+            data = {k: v for k, v in run_kw.items() if k in DATA_KEYS}
+            params = {k: v for k, v in run_kw.items() if k not in DATA_KEYS}
+            _train_and_score(_warm_up_data(**data), tmp, solver=name, **params)
+    return run
 
 
-def _ranking(tmp):
-    """-s ocas --task p (both methods), its measures, and the parallel pair pass
-    that only data of PARALLEL_MIN_NNZ / 4 rows or more uses."""
+def _queries(tmp):
+    """The parallel pair pass of ranking data, which only data of PARALLEL_MIN_NNZ / 4 rows or more uses."""
     from ..data.queries import QueryGroups
     from ..data import _query_kernels as KR
-    chunk = _chunk(n_classes=4)
-    chunk.qid = np.repeat(np.arange(1, 7), 8).astype(np.int64)
-    chunk.labels = np.abs(chunk.labels) - 1.0
-    for kw in ({}, {"ocas_method": "cp"}):
-        _train_and_score(chunk, tmp, solver="ocas", task="p", **kw)
-    _train_and_score(chunk, tmp, solver="tron", task="p")
+    chunk = _warm_up_data(ranking=True)
     g = QueryGroups.build(chunk.qid, chunk.labels)
     n, L, Q = chunk.n_rows, g.lptr[-1], g.n_queries
     for margin, strict in ((1.0, True), (0.0, False)):
@@ -203,49 +185,6 @@ def _ranking(tmp):
     KR.pair_sums_parallel(z, z, g.lev, g.order, g.qptr, g.lptr, 1.0, np.empty(n), np.empty(n, np.int64),
                           np.zeros(L, np.int64), np.zeros(L, np.int64), np.zeros(L, np.int64), np.zeros(L),
                           np.zeros(L), np.zeros(L), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n))
-
-
-def _sbp(tmp):
-    # (-T 2: a short run compiles the same kernels; the kernel type is a
-    # run-time argument of the same compiled code)
-    chunk = _chunk()
-    for kw in ({}, {"unreg_bias": False}, {"holdout": 0.2}):
-        _train_and_score(chunk, tmp, solver="sbp", epochs=2, **kw)
-    _train_and_score(_chunk(n_classes=3), tmp, solver="sbp", epochs=2)
-    _train_and_score(_chunk(), tmp, solver="smo")
-    _train_and_score(_chunk(n_classes=3), tmp, solver="smo", kernel_type=0)
-    _train_and_score(_chunk(), tmp, solver="smo", task="r")
-    _train_and_score(_chunk(), tmp, solver="smo", task="o", nu=0.3)
-    for kw in ({}, {"task": "r"}, {"task": "o", "nu": 0.3}):     # smo's batched working sets (--working-set)
-        _train_and_score(_chunk(), tmp, solver="smo", working_set=16, **kw)
-
-
-def _kernel_pegasos(tmp):
-    chunk = _chunk()
-    for kw in ({}, {"unreg_bias": True}, {"kernel_type": 3}):
-        kw = {"kernel_type": 2, **kw}
-        _train_and_score(chunk, tmp, solver="pegasos", epochs=2, **kw)
-
-
-def _asset(tmp):
-    chunk = _chunk()
-    for kw in ({"approx": "nystrom"}, {"approx": "fourier"}, {"strongly_convex": True},
-               {"inner": "pegasos"}, {"inner": "dcd"}, {"approx": "fourier", "inner": "dcd"},
-               {"inner": "dcd", "task": "r"}, {"approx": "fourier", "inner": "dcd", "task": "r"},
-               {"inner": "dcd", "task": "o"}, {"approx": "fourier", "inner": "dcd", "task": "o"}):
-        _train_and_score(chunk, tmp, solver="asset", dim=8, epochs=2, **kw)
-
-
-def _survey(tmp):
-    chunk = _chunk()
-    for update in ("bottou", "sgdqn", "fobos"):
-        for kw in ({}, {"bias": 1.0}, {"unreg_bias": True, "loss": "log"}, {"task": "r"}):
-            _train_and_score(chunk, tmp, solver="sgd", update=update, epochs=2, **kw)
-    _train_and_score(chunk, tmp, solver="sgd", update="fobos", l1=0.01, epochs=2)
-    _train_and_score(chunk, tmp, solver="bmrm")
-    _train_and_score(chunk, tmp, solver="norma", epochs=2)
-    _train_and_score(_chunk(n_classes=3), tmp, solver="norma", epochs=2, budget=10, cache_mb=1e-6)  # sparse rows
-    _train_and_score(chunk, tmp, solver="cvm")
 
 
 def _dask(tmp):
@@ -277,23 +216,24 @@ def _scale(tmp):
 
 
 def _stream(tmp):
+    """--stream training of every solver that streams: its declared streamed warm-up runs."""
+    from ..solvers import REGISTRY
     from ..training.streamed import train_streamed
     chunk = _chunk()
     path = os.path.join(tmp, "stream.svm")
     with open(path, "w") as f:
         f.write(_text(chunk))
-    for kw in ({"solver": "dcd"}, {"solver": "pegasos", "epochs": 2}, {"solver": "ocas"},
-               {"solver": "sgd", "epochs": 2}, {"solver": "bmrm"},
-               {"solver": "asset", "dim": 8, "epochs": 2},
-               {"solver": "asset", "approx": "fourier", "dim": 8, "epochs": 2},
-               {"solver": "ocas", "multiclass": "cs"}):          # Crammer-Singer over row blocks
-        model = train_streamed(path, _params(**kw), memory_limit_mb=64, chunk_rows=16)
-        _score(model, chunk, tmp)
+    for name, d in REGISTRY.items():
+        for kw in d.streamed.warm_up if d.streamed is not None else ():
+            model = train_streamed(path, _params(solver=name, **kw), memory_limit_mb=64, chunk_rows=16)
+            _score(model, chunk, tmp)
 
 
-_RUN = {"reader": _reader, "dcd": _dcd, "pegasos": _pegasos, "ocas": _ocas, "sbp": _sbp,
-        "kernel-pegasos": _kernel_pegasos, "asset": _asset, "survey": _survey, "dask": _dask, "stream": _stream,
-        "scale": _scale}
+def _groups():
+    """group name -> its function: the reader, one group per solver of the registry, then the rest."""
+    from ..solvers import SOLVERS
+    return {"reader": _reader, **{name: _solver_group(name) for name in SOLVERS},
+            "dask": _dask, "stream": _stream, "scale": _scale}
 
 
 def run_group(name):
@@ -313,7 +253,7 @@ def run_group(name):
         try:
             for setting in (saved, (0, 0, 1)):
                 opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD = setting
-                _RUN[name](tmp)
+                _groups()[name](tmp)
         finally:
             opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD = saved
     return time.perf_counter() - t0
@@ -328,14 +268,15 @@ def precompile(jobs=None, log=None, groups=None):
     docstring); returns ``[(group_name, seconds)]`` in the order the groups
     finished. ``jobs`` worker processes (default ``os.cpu_count()``; the
     groups are independent), ``log(line)`` gets one line per group,
-    ``groups`` selects some of :data:`GROUPS` (default all). Deterministic:
+    ``groups`` selects some of the group names (default all: ``reader``, one per solver, ``dask``, ``stream``, ``scale``). Deterministic:
     the same synthetic problems every time. Raises the first error a group
     raises. The workers are started with the "spawn" method, so a script
     that calls this must do so under ``if __name__ == "__main__":``."""
     import concurrent.futures as cf
     import multiprocessing as mp
-    names = list(GROUPS if groups is None else groups)
-    unknown = [g for g in names if g not in _RUN]
+    known = _groups()
+    names = list(known if groups is None else groups)
+    unknown = [g for g in names if g not in known]
     if unknown:
         raise ValueError(f"unknown precompile group(s): {', '.join(unknown)}")
     jobs = max(1, min(int(jobs or os.cpu_count() or 1), len(names)))

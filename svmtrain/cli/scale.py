@@ -79,6 +79,7 @@ def _two_pass_source(data_file):
 
 
 def _run(path, name, lower, upper, y_limits, save, restore, chunk_size):
+    from ..io.atomic import atomic_write
     from ..io.reader import iter_chunks
     from ..preprocess.scaling import Ranges, Scaler, compute_stats
 
@@ -96,7 +97,8 @@ def _run(path, name, lower, upper, y_limits, save, restore, chunk_size):
     else:
         scaler = Scaler.from_stats(stats, lower, upper, y_limits)
         if save:
-            Ranges.from_stats(stats, lower, upper, y_limits).write(save)
+            with atomic_write(save, "wb") as f:       # the range file, whole or not at all
+                f.write(Ranges.from_stats(stats, lower, upper, y_limits).to_bytes())
     out = sys.stdout.buffer
     try:
         new_nnz = scaler.write(iter_chunks(path, chunk_rows=chunk_size), out)

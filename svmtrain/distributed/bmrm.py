@@ -18,6 +18,9 @@ from . import ocas
 DEFAULT_EPS = local.DEFAULT_EPS
 
 
+DRIVER_THREADS = True      # fit takes driver_threads, the threads of its master QP
+
+
 def fit(session, problem, n, n_features, params, progress=None, log=None, driver_threads=1):
     """Train one binary problem (the hinge loss) by BMRM over the session's
     partitions; ``problem`` as ``ocas.fit``'s. The FitResult of

@@ -290,6 +290,9 @@ class DaskData:
         return self.a
 
 
+DRIVER_THREADS = True      # fit takes driver_threads, the threads of its master QP
+
+
 def fit(session, problem, n, n_features, params, progress=None, log=None, driver_threads=1):
     """Train one binary problem (the hinge loss) by OCAS over the session's partitions.
 

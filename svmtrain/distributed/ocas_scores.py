@@ -155,6 +155,9 @@ class DaskScoreData(DaskData):
         return regula_falsi(g0, qa, qb, slope)
 
 
+DRIVER_THREADS = True      # fit takes driver_threads, the threads of its master QP
+
+
 def fit(session, problem, n, n_features, params, progress=None, log=None, driver_threads=1):
     """Train one problem with ``params.loss`` (``--loss log``, or a
     regression loss with ``--task r``) by OCAS over the session's partitions.

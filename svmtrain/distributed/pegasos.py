@@ -80,20 +80,15 @@ def fit(session, problem, n, n_features, params, progress=None, log=None):
     (``params.loss``), defaults and result as ``solvers.pegasos.fit``."""
     _, pos, cost = problem
     local.check_params(params, cost)
-    code, p = LOSS_CODES[params.loss], float(params.epsilon) if pos is None else 0.0
-    problem = (0.0 if pos is None else float(pos), pos is None, code, p)
+    problem = loss_problem(pos, params)
     lam = params.resolved_lambda(n)
     B = kernel_bias(params)
     params = with_defaults(params, local.DEFAULTS)
     k, epochs, steps_per_epoch, avg_start = local.schedule(n, params)
     average = params.average
     unreg = bool(params.unreg_bias)
-    offsets = np.zeros(len(session.specs) + 1, np.int64)
-    np.cumsum([m["rows"] for m in session.meta], out=offsets[1:])
-    # the ball of solvers.pegasos.loss_setup: 1/lambda for the hinge, else 2 f(0) / lambda
-    radius2 = 1.0 / lam
-    if code != HINGE:
-        radius2 = max(2.0 * objective(session, problem, np.zeros(n_features + 1), 0.0, B, lam, n), 1e-300) / lam
+    offsets = row_offsets(session)
+    radius2 = _radius2(session, problem, n_features, B, lam, n)
 
     rng = np.random.default_rng(params.seed)
     dim = n_features + 1
@@ -109,31 +104,9 @@ def fit(session, problem, n, n_features, params, progress=None, log=None):
     for epoch in range(epochs):
         draws = rng.integers(0, n, size=steps_per_epoch * k)
         for s in range(steps_per_epoch):
-            batch = draws[s * k:(s + 1) * k]
-            part = np.searchsorted(offsets, batch, side="right") - 1
             t += 1
-            rows = {}
-            for p in np.unique(part):
-                rows[int(p)] = batch[part == p] - offsets[p]
-            empty = np.empty(0, np.int64)
-            got = session.run("step", _subgradient, problem, w, b, B, only=set(rows),
-                              per_group=lambda specs: ([rows.get(sp.index, empty) for sp in specs],),
-                              what=f" (step {t})")
-            eta_k = 1.0 / (lam * t * k)
-            if t == 1:
-                w[:] = 0.0
-            else:
-                w *= 1.0 - 1.0 / t
-            for g, nv, gsum in got:
-                if isinstance(g, tuple):
-                    np.add.at(w, g[0], eta_k * g[1])
-                else:
-                    w += eta_k * g
-                if unreg:
-                    b += eta_k * gsum
-            nu = float(w @ w)
-            if nu > radius2:
-                w *= math.sqrt(radius2 / nu)
+            b = _step(session, problem, w, b, B, draws[s * k:(s + 1) * k], offsets, t, 1.0 / (lam * t * k),
+                      radius2, unreg)
             if t >= avg_start:
                 acc += w
                 b_acc += b
@@ -146,12 +119,70 @@ def fit(session, problem, n, n_features, params, progress=None, log=None):
                                                     prev_obj, epoch, params.eps, log)
             if converged:
                 break
-    if not converged and log is not None:
-        log(f"WARNING: -e {params.eps:g} not reached in {epochs} epochs (raise -T)")
+    warn_not_reached(log, converged, params.eps, epochs)
     w, b = _current(w, b, acc, b_acc, n_avg)
     obj = objective(session, problem, w, b, B, lam, n)
     return FitResult(w=finish_w(w, params), b=b, n_iter=t, objective=obj, converged=converged,
                      info={"epochs": epoch + 1, "steps": t, "lambda": lam, "averaged": average})
+
+
+def loss_problem(pos, params):
+    """The workers' (positive label, regression, loss code, tube p); regression when ``pos`` is None."""
+    regression = pos is None
+    code = LOSS_CODES[params.loss]
+    p = float(params.epsilon) if regression else 0.0
+    return (0.0 if regression else float(pos), regression, code, p)
+
+
+def row_offsets(session):
+    """int64[partitions + 1]: the first row number of each partition over all partitions in order."""
+    offsets = np.zeros(len(session.specs) + 1, np.int64)
+    np.cumsum([m["rows"] for m in session.meta], out=offsets[1:])
+    return offsets
+
+
+def by_partition(offsets, rows):
+    """{partition: its local row numbers} of ``rows`` (global numbers), partitions ascending, order kept."""
+    part = np.searchsorted(offsets, rows, side="right") - 1
+    return {int(i): rows[part == i] - offsets[i] for i in np.unique(part)}
+
+
+def warn_not_reached(log, converged, eps, epochs):
+    """Logs that -e was not reached in ``epochs`` epochs, when not ``converged``."""
+    if not converged and log is not None:
+        log(f"WARNING: -e {eps:g} not reached in {epochs} epochs (raise -T)")
+
+
+def _radius2(session, problem, n_features, B, lam, n):
+    """The squared radius of solvers.pegasos.loss_setup's ball: 1/lambda (hinge), else 2 f(0) / lambda."""
+    radius2 = 1.0 / lam
+    if problem[2] != HINGE:
+        radius2 = max(2.0 * objective(session, problem, np.zeros(n_features + 1), 0.0, B, lam, n), 1e-300) / lam
+    return radius2
+
+
+def _step(session, problem, w, b, B, batch, offsets, t, eta_k, radius2, unreg):
+    """b after Pegasos step ``t`` on ``batch`` (one round); w updated and projected in place."""
+    rows = by_partition(offsets, batch)
+    empty = np.empty(0, np.int64)
+    got = session.run("step", _subgradient, problem, w, b, B, only=set(rows),
+                      per_group=lambda specs: ([rows.get(sp.index, empty) for sp in specs],),
+                      what=f" (step {t})")
+    if t == 1:
+        w[:] = 0.0
+    else:
+        w *= 1.0 - 1.0 / t
+    for g, nv, gsum in got:
+        if isinstance(g, tuple):
+            np.add.at(w, g[0], eta_k * g[1])
+        else:
+            w += eta_k * g
+        if unreg:
+            b += eta_k * gsum
+    nu = float(w @ w)
+    if nu > radius2:
+        w *= math.sqrt(radius2 / nu)
+    return b
 
 
 def _current(w, b, acc, b_acc, n_avg):

@@ -95,10 +95,10 @@ import numpy as np
 from ..data.dataset import Chunk, concat_chunks, take_rows
 from ..solvers.sgd import _sgd_kernels as K
 from ..solvers.sgd import sgd as local
-from ..solvers.sgd._pegasos_kernels import LOSS_CODES
 from ..solvers.base import FitResult, finish_w, kernel_bias, with_defaults
 from ..solvers.sgd.pegasos import end_epoch
 from .partitions import partition
+from .pegasos import by_partition, loss_problem, row_offsets, warn_not_reached
 from .pegasos import objective as loss_objective
 
 DEFAULTS = local.DEFAULTS
@@ -201,8 +201,7 @@ def pilot(session, problem, rows, offsets, d1, lam, B, unreg_bias, loss_name):
     partitions in order), gathered in one ``sample`` round: the in-memory
     pilot's eta0 when they are its rows."""
     pos, regression, code, p = problem
-    part = np.searchsorted(offsets, rows, side="right") - 1
-    wanted = {int(i): rows[part == i] - offsets[i] for i in np.unique(part)}
+    wanted = by_partition(offsets, rows)
     empty = np.empty(0, np.int64)
     got = session.run("sample", _sample, only=set(wanted),
                       per_group=lambda specs: ([wanted.get(sp.index, empty) for sp in specs],),
@@ -230,24 +229,10 @@ def fit(session, problem, n, n_features, params, progress=None, log=None):
     _, pos, cost = problem
     params = with_defaults(params, DEFAULTS)
     local.check_params(params, cost)
-    regression = pos is None
-    code = LOSS_CODES[params.loss]
-    p = float(params.epsilon) if regression else 0.0
-    problem = (0.0 if regression else float(pos), regression, code, p)
-    lam = params.resolved_lambda(n)
-    B = kernel_bias(params)
-    unreg = bool(params.unreg_bias)
-    l1 = float(params.l1 or 0.0)
-    rule = K.RULES[params.update]
+    problem = loss_problem(pos, params)
     d1 = n_features + 1
-    nnz = sum(m["nnz"] for m in session.meta)
-    skip = float(local.sgdqn_skip(SimpleNamespace(nnz=nnz, n_rows=n), d1))
-    offsets = np.zeros(len(session.specs) + 1, np.int64)
-    np.cumsum([m["rows"] for m in session.meta], out=offsets[1:])
-
-    rows, key = draws(params.seed, n)
-    eta0 = pilot(session, problem, rows, offsets, d1, lam, B, unreg, params.loss)
-    kernel_rule = (rule, eta0, lam, l1, B, unreg, skip)
+    kernel_rule, key = _kernel_rule(session, problem, n, d1, params)
+    rule, eta0, lam, l1, B, unreg, skip = kernel_rule
 
     w = np.zeros(d1)
     b = 0.0
@@ -265,26 +250,43 @@ def fit(session, problem, n, n_features, params, progress=None, log=None):
     for epoch in range(params.epochs):
         got = session.run("epoch", _epoch, problem, kernel_rule, w, b, D, r, epoch, n, key,
                           what=f" (epoch {epoch + 1})")
-        w_sum = np.zeros(d1)
-        b_sum = r_sum = 0.0
-        D_sum = np.zeros(d1) if D is not None else None
-        for ws, bs, Ds, rs, _ in got:
-            w_sum += ws
-            b_sum += bs
-            r_sum += rs
-            if D_sum is not None:
-                D_sum += Ds
-        w, b, r = w_sum / n, b_sum / n, r_sum / n
-        if D is not None:
-            D = D_sum / n
+        w, b, r, D = _mix(got, d1, n, D is not None)
         t += n
         stop, prev_obj = end_epoch(epoch, progress, params, log, prev_obj, objective, lambda: (w, b))
         if stop:
             converged = True
             break
-    if not converged and log is not None:
-        log(f"WARNING: -e {params.eps:g} not reached in {params.epochs} epochs (raise -T)")
+    warn_not_reached(log, converged, params.eps, params.epochs)
     obj = prev_obj if params.eps is not None else objective(w, b)
     return FitResult(w=finish_w(w, params), b=b, n_iter=t, objective=obj, converged=converged,
                      info={"epochs": epoch + 1, "steps": t, "lambda": lam, "eta0": eta0,
                            "t0": 1.0 / (lam * eta0), "update": params.update, "mixing": "iterative"})
+
+
+def _kernel_rule(session, problem, n, d1, params):
+    """(the epochs' rule tuple with the pilot's eta0 and SGD-QN's skip, the key of their orders)."""
+    lam = params.resolved_lambda(n)
+    B = kernel_bias(params)
+    unreg = bool(params.unreg_bias)
+    l1 = float(params.l1 or 0.0)
+    rule = K.RULES[params.update]
+    nnz = sum(m["nnz"] for m in session.meta)
+    skip = float(local.sgdqn_skip(SimpleNamespace(nnz=nnz, n_rows=n), d1))
+    offsets = row_offsets(session)
+    rows, key = draws(params.seed, n)
+    eta0 = pilot(session, problem, rows, offsets, d1, lam, B, unreg, params.loss)
+    return (rule, eta0, lam, l1, B, unreg, skip), key
+
+
+def _mix(got, d1, n, with_D):
+    """(w, b, r, D or None): the partitions' end states averaged, weighted by rows, summed in ``got``'s order."""
+    w_sum = np.zeros(d1)
+    b_sum = r_sum = 0.0
+    D_sum = np.zeros(d1) if with_D else None
+    for ws, bs, Ds, rs, _ in got:
+        w_sum += ws
+        b_sum += bs
+        r_sum += rs
+        if D_sum is not None:
+            D_sum += Ds
+    return w_sum / n, b_sum / n, r_sum / n, (D_sum / n if with_D else None)

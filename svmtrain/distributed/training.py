@@ -5,55 +5,50 @@ their sizes and labels, orders the labels as LIBLINEAR does (first
 appearance over the partitions in order, +1 before -1), and trains one
 binary problem per weight column (classification) or one problem on the
 targets (regression) with the distributed OCAS (and BMRM, its cp method),
-Pegasos or SGD (``SUPPORT``), or one Crammer-Singer problem over all classes
+Pegasos or SGD (the modules each solver declares, ``Declaration.dask``), or one Crammer-Singer problem over all classes
 (``-s ocas --multiclass cs``, :mod:`svmtrain.distributed.ocas_cs`). The model
 (file, header, predictions) is the one a local run writes.
 """
+import importlib
 import time
 
 import numpy as np
 
 from ..errors import InputFormatError, ParameterError
 from ..params import check_params
+from ..solvers import declaration, listing, names
 from ..solvers.base import split_progress, with_defaults
 from ..training.train import check_class_weights, finish_model, label_order, linear_model, problem_costs
 from ..tasks import CLASSIFICATION, NAMES, REGRESSION
-from . import bmrm, ocas, ocas_cs, ocas_scores, pegasos, sgd
+from . import ocas_cs
 from .engine import Session
 
-_REGRESSION_LOSSES = ("epsilon-insensitive", "squared-epsilon-insensitive")
-# solver -> task -> loss -> the module whose fit trains it on a cluster (a subset of tasks.SUPPORT)
-SUPPORT = {
-    "ocas": {CLASSIFICATION: {"hinge": ocas, "log": ocas_scores},
-             REGRESSION: dict.fromkeys(_REGRESSION_LOSSES, ocas_scores)},
-    "bmrm": {CLASSIFICATION: {"hinge": bmrm}},
-    "pegasos": {CLASSIFICATION: {"hinge": pegasos, "log": pegasos},
-                REGRESSION: dict.fromkeys(_REGRESSION_LOSSES, pegasos)},
-    "sgd": {CLASSIFICATION: {"hinge": sgd, "log": sgd},
-            REGRESSION: dict.fromkeys(_REGRESSION_LOSSES, sgd)},
-}
-# the modules whose fit runs OCAS's master loop and takes driver_threads (its QP's threads)
-_DRIVER_THREADS = (ocas, ocas_scores, bmrm)
+
+def _what(params):
+    """The task (and classification's loss) of ``params`` in words."""
+    return NAMES.get(params.task, params.task) + ("" if params.task != CLASSIFICATION else
+                                                  f" with --loss {params.loss}")
 
 
 def check_supported(params):
-    """The module that trains ``params`` on a cluster; ParameterError if none does."""
-    if params.solver not in SUPPORT:
-        raise ParameterError(f"--engine dask trains -s ocas, -s bmrm, -s pegasos and -s sgd (got -s {params.solver})")
+    """The module that trains ``params`` on a cluster (the solver's declared
+    ``dask`` modules); ParameterError naming the solvers that can if none does."""
+    d = declaration(params.solver)
     if params.kernel_type not in (None, 0):
-        raise ParameterError("--engine dask trains linear models only (no -t with -s pegasos)")
+        raise ParameterError("--engine dask trains linear models only (drop -t)")
     if params.multiclass != "ovr":
-        if params.solver != "ocas":
-            raise ParameterError(f"--engine dask trains --multiclass cs (Crammer-Singer) with -s ocas, not "
-                                 f"-s {params.solver}")
-        return ocas_cs
-    module = SUPPORT[params.solver].get(params.task, {}).get(params.loss)
+        if not d.dask_cs:
+            raise ParameterError(f"--engine dask trains --multiclass cs (Crammer-Singer) with "
+                                 f"{listing(names(lambda x: x.dask_cs))}, not -s {params.solver}")
+        return importlib.import_module(d.dask_cs)
+    module = d.dask_module(params.task, params.loss)
     if module is None:
-        what = NAMES.get(params.task, params.task) + ("" if params.task != CLASSIFICATION else
-                                                      f" with --loss {params.loss}")
-        raise ParameterError(f"--engine dask does not train {what}; it trains in memory or with --stream "
+        able = names(lambda x: x.dask_module(params.task, params.loss))
+        if able:
+            raise ParameterError(f"--engine dask trains {_what(params)} with {listing(able)}, not -s {params.solver}")
+        raise ParameterError(f"--engine dask does not train {_what(params)}; it trains in memory or with --stream "
                              "(drop --engine dask)")
-    return module
+    return importlib.import_module(module)
 
 
 def dask_problems(meta, params):
@@ -97,7 +92,7 @@ def train(specs, params, client, progress=None, log=None, notify=None, cache=Fal
             for j, (label, cost) in enumerate(problems):
                 if log is not None and len(problems) > 1:
                     log(f"class {label:g} vs rest")
-                kw = {"driver_threads": driver_threads} if module in _DRIVER_THREADS else {}
+                kw = {"driver_threads": driver_threads} if getattr(module, "DRIVER_THREADS", False) else {}
                 results.append(module.fit(session, (j, label, cost), n, d, params,
                                           progress=split_progress(progress, j, len(problems)), log=log, **kw))
             model = linear_model(order, results, d, params)

@@ -104,8 +104,23 @@ def read_liblinear_model(path):
     with open(path, "rb") as f:
         data = f.read()
     lines = data.split(b"\n")
+    head, w_line = _read_header(path, lines)
+    st = head["solver_type"][0] if "solver_type" in head else None
+    regression = st in REGRESSION_TYPES
+    one_class = st == ONE_CLASS_TYPE
+    needed = ("solver_type", "nr_class", "nr_feature", "bias") + (
+        ("rho",) if one_class else () if regression else ("label",))
+    for key in needed:
+        if key not in head:
+            raise ModelFormatError(path, w_line, f"missing '{key}' before 'w'")
+    if one_class or regression:
+        return _single_column_model(path, lines, w_line, head, "o" if one_class else "r")
+    return _classifier_model(path, lines, w_line, head)
+
+
+def _read_header(path, lines):
+    """(head {key: (value, line)}, line of 'w'): every line before 'w' valid, solver_type first; else raises."""
     head = {}
-    w_line = None
     for k, raw in enumerate(lines):
         lineno = k + 1
         try:
@@ -119,56 +134,54 @@ def read_liblinear_model(path):
         if key == "w":
             if args:
                 raise ModelFormatError(path, lineno, "unexpected text after 'w'")
-            w_line = lineno
-            break
+            return head, lineno
         if key in head:
             raise ModelFormatError(path, lineno, f"duplicate key '{key}'")
         if k == 0 and key != "solver_type":
             raise ModelFormatError(path, lineno, "not a LIBLINEAR model file (expected 'solver_type' first)")
-        if key == "solver_type":
-            if len(args) != 1:
-                raise ModelFormatError(path, lineno, "solver_type takes one name")
-            st = args[0]
-            if st not in CLASSIFICATION_TYPES + REGRESSION_TYPES + (ONE_CLASS_TYPE,):
-                raise ModelFormatError(path, lineno, f"unknown solver_type '{st}'")
-            head[key] = (st, lineno)
-        elif key in ("nr_class", "nr_feature"):
-            if len(args) != 1:
-                raise ModelFormatError(path, lineno, f"{key} takes one integer")
-            v = _parse_int(args[0], path, lineno, key)
-            if v < (1 if key == "nr_class" else 0):
-                raise ModelFormatError(path, lineno, f"{key} out of range ({v})")
-            head[key] = (v, lineno)
-        elif key == "label":
-            head[key] = ([_parse_int(a, path, lineno, "label") for a in args], lineno)
-        elif key in ("bias", "rho"):
-            if len(args) != 1:
-                raise ModelFormatError(path, lineno, f"{key} takes one number")
-            head[key] = (_parse_float(args[0], path, lineno, key), lineno)
-        else:
-            raise ModelFormatError(path, lineno, f"unknown key '{key}' in model header")
-    if w_line is None:
-        n_lines = len(lines) - (1 if lines and not lines[-1] else 0)
-        raise ModelFormatError(path, max(n_lines, 1), "truncated: no 'w' line")
-    st = head["solver_type"][0] if "solver_type" in head else None
-    regression = st in REGRESSION_TYPES
-    one_class = st == ONE_CLASS_TYPE
-    needed = ("solver_type", "nr_class", "nr_feature", "bias") + (
-        ("rho",) if one_class else () if regression else ("label",))
-    for key in needed:
-        if key not in head:
-            raise ModelFormatError(path, w_line, f"missing '{key}' before 'w'")
-    nr_class, nr_feature = head["nr_class"][0], head["nr_feature"][0]
-    if one_class:
-        W = _parse_w(path, lines, w_line, nr_feature + (1 if head["bias"][0] >= 0 else 0), 1)
-        header = [(HEADER_KEY, st), ("source", "liblinear"), ("task", "o")]
-        return LinearModel(labels=[1.0, -1.0], W=W, n_features=nr_feature, bias=head["bias"][0],
-                           b=[-head["rho"][0]], solver="liblinear:" + st, header=header, task="o")
-    if regression:
-        W = _parse_w(path, lines, w_line, nr_feature + (1 if head["bias"][0] >= 0 else 0), 1)
-        header = [(HEADER_KEY, st), ("source", "liblinear"), ("task", "r")]
-        return LinearModel(labels=np.empty(0), W=W, n_features=nr_feature, bias=head["bias"][0],
-                           solver="liblinear:" + st, header=header, task="r")
+        head[key] = (_header_value(path, lineno, key, args), lineno)
+    n_lines = len(lines) - (1 if lines and not lines[-1] else 0)
+    raise ModelFormatError(path, max(n_lines, 1), "truncated: no 'w' line")
+
+
+def _header_value(path, lineno, key, args):
+    """The parsed, range-checked value of the header line ``key args``; ModelFormatError when bad or unknown."""
+    if key == "solver_type":
+        if len(args) != 1:
+            raise ModelFormatError(path, lineno, "solver_type takes one name")
+        st = args[0]
+        if st not in CLASSIFICATION_TYPES + REGRESSION_TYPES + (ONE_CLASS_TYPE,):
+            raise ModelFormatError(path, lineno, f"unknown solver_type '{st}'")
+        return st
+    if key in ("nr_class", "nr_feature"):
+        if len(args) != 1:
+            raise ModelFormatError(path, lineno, f"{key} takes one integer")
+        v = _parse_int(args[0], path, lineno, key)
+        if v < (1 if key == "nr_class" else 0):
+            raise ModelFormatError(path, lineno, f"{key} out of range ({v})")
+        return v
+    if key == "label":
+        return [_parse_int(a, path, lineno, "label") for a in args]
+    if key in ("bias", "rho"):
+        if len(args) != 1:
+            raise ModelFormatError(path, lineno, f"{key} takes one number")
+        return _parse_float(args[0], path, lineno, key)
+    raise ModelFormatError(path, lineno, f"unknown key '{key}' in model header")
+
+
+def _single_column_model(path, lines, w_line, head, task):
+    """The regression (task r) or one-class (task o, b = -rho) LinearModel of one weight column."""
+    st, nr_feature, bias = head["solver_type"][0], head["nr_feature"][0], head["bias"][0]
+    W = _parse_w(path, lines, w_line, nr_feature + (1 if bias >= 0 else 0), 1)
+    header = [(HEADER_KEY, st), ("source", "liblinear"), ("task", task)]
+    labels, b = ([1.0, -1.0], [-head["rho"][0]]) if task == "o" else (np.empty(0), None)
+    return LinearModel(labels=labels, W=W, n_features=nr_feature, bias=bias, b=b,
+                       solver="liblinear:" + st, header=header, task=task)
+
+
+def _classifier_model(path, lines, w_line, head):
+    """The classifier's LinearModel: labels checked against nr_class, LIBLINEAR's column layout read."""
+    st, nr_class, nr_feature = head["solver_type"][0], head["nr_class"][0], head["nr_feature"][0]
     labels, label_line = head["label"]
     bias = head["bias"][0]
     if len(labels) != nr_class:
@@ -253,12 +266,37 @@ def write_liblinear_model(model, path):
         return _write_one_class(model, path)
     if getattr(model, "task", "c") == "p":
         raise ParameterError("LIBLINEAR model files hold no ranking models (--task p): use the svmtrain format")
-    labels = np.asarray(model.labels, np.float64)
+    int_labels = _int_labels(model.labels)
+    W, b, d, has_bias = _checked_weights(model)
+    W, b, int_labels = _liblinear_columns(W, b, int_labels)
+    k = len(int_labels)
+    W, bias = _fold_bias(W, b, float(model.bias), has_bias)
+    st, W = _solver_type(dict(model.header or []), k, W)
+
+    with atomic_write(path) as f:
+        f.write(f"solver_type {st}\n")
+        f.write(f"nr_class {k}\n")
+        f.write("label " + " ".join(str(v) for v in int_labels) + "\n")
+        f.write(f"nr_feature {d}\n")
+        f.write(f"bias {_fmt(bias)}\n")
+        f.write("w\n")
+        rows = [" ".join(_fmt(x) for x in row) + " \n" for row in W.tolist()]
+        f.write("".join(rows))
+
+
+def _int_labels(labels):
+    """The labels as Python ints; ParameterError unless each is an integer of magnitude < 2^31."""
+    labels = np.asarray(labels, np.float64)
     int_labels = []
     for v in labels:
         if not (math.isfinite(v) and v == int(v) and abs(v) < 2**31):
             raise ParameterError(f"LIBLINEAR model files hold integer labels only; cannot write label {v!r}")
         int_labels.append(int(v))
+    return int_labels
+
+
+def _checked_weights(model):
+    """(W, b, n_features, has_bias) as float64, b zeros if none; ParameterError unless shaped and finite."""
     W = np.asarray(model.W, np.float64)
     d = int(model.n_features)
     m = W.shape[1]
@@ -268,6 +306,12 @@ def write_liblinear_model(model, path):
     b = np.zeros(m) if model.b is None else np.asarray(model.b, np.float64)
     if not (np.all(np.isfinite(W)) and np.all(np.isfinite(b))):
         raise ParameterError("cannot write a model with non-finite weights")
+    return W, b, d, has_bias
+
+
+def _liblinear_columns(W, b, int_labels):
+    """(W, b, labels) in LIBLINEAR's column layout for the labels; ParameterError when there is none."""
+    m = W.shape[1]
     k = len(int_labels)
     if m == 2 and k == 2:
         # an argmax pair (first wins a tie): one column scoring label[1], labels swapped
@@ -281,8 +325,11 @@ def write_liblinear_model(model, path):
         k = 1
     if not ((m == 1 and k in (1, 2)) or (m == k and k >= 3)):
         raise ParameterError(f"cannot write a model with {k} labels and {m} weight columns")
+    return W, b, int_labels
 
-    bias = float(model.bias)
+
+def _fold_bias(W, b, bias, has_bias):
+    """(W, bias) with the unregularised b folded into the bias feature (W copied first), bias -1 for neither."""
     if np.any(b != 0.0):
         if not has_bias:
             W = np.vstack([W, b.reshape(1, -1)])
@@ -296,8 +343,11 @@ def write_liblinear_model(model, path):
             bias = 1.0
     elif not has_bias:
         bias = -1.0
+    return W, bias
 
-    header = dict(model.header or [])
+
+def _solver_type(header, k, W):
+    """(solver_type, W) to write: MCSVM_CS (two classes: columns w, -w), the type read, or the loss's."""
     st = header.get(HEADER_KEY)
     if header.get("multiclass") == "cs" and k >= 2:
         st = "MCSVM_CS"             # Crammer-Singer (-s dcd --multiclass cs): nr_class columns even for two
@@ -306,16 +356,7 @@ def write_liblinear_model(model, path):
     elif st not in CLASSIFICATION_TYPES or st == "MCSVM_CS":
         st = {"squared-hinge": "L2R_L2LOSS_SVC_DUAL", "log": "L2R_LR_DUAL"}.get(header.get("loss"),
                                                                               "L2R_L1LOSS_SVC_DUAL")
-
-    with atomic_write(path) as f:
-        f.write(f"solver_type {st}\n")
-        f.write(f"nr_class {k}\n")
-        f.write("label " + " ".join(str(v) for v in int_labels) + "\n")
-        f.write(f"nr_feature {d}\n")
-        f.write(f"bias {_fmt(bias)}\n")
-        f.write("w\n")
-        rows = [" ".join(_fmt(x) for x in row) + " \n" for row in W.tolist()]
-        f.write("".join(rows))
+    return st, W
 
 
 def _write_regression(model, path):

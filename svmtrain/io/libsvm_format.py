@@ -130,6 +130,34 @@ def read_libsvm_model(path):
     Raises ModelFormatError naming the file and line for truncated or
     damaged files and for models that are not classifiers.
     """
+    lines = _model_lines(path)
+    hdr = _read_header(path, lines)
+    sv_line = hdr.sv_line
+    svm_type = hdr.word("svm_type")
+    if svm_type not in CLASSIFIERS + REGRESSORS + (ONE_CLASS,):
+        hdr.fail("svm_type", f"svm_type {svm_type[:20]!r} is not supported (classification models "
+                 f"{' and '.join(CLASSIFIERS)}, regression models {' and '.join(REGRESSORS)}, "
+                 f"one-class models {ONE_CLASS})")
+    kernel = _kernel(hdr)
+    if svm_type in REGRESSORS + (ONE_CLASS,):
+        return _single_model(path, hdr, lines, sv_line, svm_type, kernel)
+    k, total, rho, labels, nr_sv = _class_header(hdr)
+    body = _sv_lines(path, lines, sv_line, total)
+    sv_coef, SV = _parse_svs(path, sv_line + 1, body, max(k - 1, 0))
+    coef, b = _pair_columns(sv_coef, rho, nr_sv, k, total)
+    from ..models.kernel import KernelModel
+    header = [("solver", f"libsvm-{svm_type}")]
+    model = KernelModel(labels=labels.astype(np.float64), SV=SV, coef=coef, b=b,
+                        kernel=kernel, n_features=SV.n_features,
+                        solver=f"libsvm-{svm_type}", header=header, decision="ovo" if k > 2 else "ovr")
+    if "probA" in hdr.head and k >= 2:
+        pairs = k * (k - 1) // 2
+        model.prob_A, model.prob_B = hdr.numbers("probA", pairs), hdr.numbers("probB", pairs)
+    return model
+
+
+def _model_lines(path):
+    """The file's text lines (no empty last one); ModelFormatError when unreadable or not UTF-8 text."""
     try:
         with open(path, "r", encoding="utf-8", errors="strict") as f:
             text = f.read()
@@ -140,6 +168,11 @@ def read_libsvm_model(path):
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    return lines
+
+
+def _read_header(path, lines):
+    """The _Header of the lines before 'SV' (known keys, each once); ModelFormatError otherwise or without 'SV'."""
     head = {}
     pos = 0
     while True:
@@ -155,13 +188,11 @@ def read_libsvm_model(path):
             raise ModelFormatError(path, pos + 1, f"header key {key!r} given twice")
         head[key] = (pos + 1, value.strip())
         pos += 1
-    sv_line = pos + 1
-    hdr = _Header(path, head, sv_line)
-    svm_type = hdr.word("svm_type")
-    if svm_type not in CLASSIFIERS + REGRESSORS + (ONE_CLASS,):
-        hdr.fail("svm_type", f"svm_type {svm_type[:20]!r} is not supported (classification models "
-                 f"{' and '.join(CLASSIFIERS)}, regression models {' and '.join(REGRESSORS)}, "
-                 f"one-class models {ONE_CLASS})")
+    return _Header(path, head, pos + 1)
+
+
+def _kernel(hdr):
+    """The header's Kernel: a supported kernel_type with the parameters it uses, LIBSVM's defaults elsewhere."""
     kname = hdr.word("kernel_type")
     if kname not in CODES:
         hdr.fail("kernel_type", f"kernel_type {kname[:20]!r} is not supported "
@@ -169,17 +200,25 @@ def read_libsvm_model(path):
     code = CODES[kname]
     degree = int(hdr.numbers("degree", 1, integer=True)[0]) if code == POLYNOMIAL else 3
     gamma = float(hdr.numbers("gamma", 1)[0]) if code != LINEAR else (
-        float(hdr.numbers("gamma", 1)[0]) if "gamma" in head else 0.0)
+        float(hdr.numbers("gamma", 1)[0]) if "gamma" in hdr.head else 0.0)
     coef0 = float(hdr.numbers("coef0", 1)[0]) if code in (POLYNOMIAL, SIGMOID) else 0.0
-    kernel = Kernel(code, gamma, degree, coef0)
-    if svm_type in REGRESSORS + (ONE_CLASS,):
-        return _single_model(path, hdr, lines, sv_line, svm_type, kernel)
-    k = int(hdr.numbers("nr_class", 1, integer=True)[0])
-    if k < 1:
-        hdr.fail("nr_class", f"nr_class must be >= 1 (got {k})")
+    return Kernel(code, gamma, degree, coef0)
+
+
+def _total_sv(hdr):
+    """The header's total_sv, an integer >= 0 (else ModelFormatError)."""
     total = int(hdr.numbers("total_sv", 1, integer=True)[0])
     if total < 0:
         hdr.fail("total_sv", f"total_sv must be >= 0 (got {total})")
+    return total
+
+
+def _class_header(hdr):
+    """(k, total_sv, rho, labels, nr_sv) of a classifier's header, each checked as LIBSVM writes them."""
+    k = int(hdr.numbers("nr_class", 1, integer=True)[0])
+    if k < 1:
+        hdr.fail("nr_class", f"nr_class must be >= 1 (got {k})")
+    total = _total_sv(hdr)
     pairs = k * (k - 1) // 2
     rho = hdr.numbers("rho", pairs)
     labels = hdr.numbers("label", k, integer=True)
@@ -188,42 +227,32 @@ def read_libsvm_model(path):
     nr_sv = hdr.numbers("nr_sv", k, integer=True).astype(np.int64)
     if np.any(nr_sv < 0) or int(nr_sv.sum()) != total:
         hdr.fail("nr_sv", f"nr_sv must be >= 0 and sum to total_sv = {total}")
-    body = _sv_lines(path, lines, sv_line, total)
-    sv_coef, SV = _parse_svs(path, sv_line + 1, body, max(k - 1, 0))
+    return k, total, rho, labels, nr_sv
+
+
+def _pair_columns(sv_coef, rho, nr_sv, k, total):
+    """(coef, b) of the KernelModel: a constant for k = 1, one column for k = 2, else one per pair (i, j)."""
     start = np.concatenate([[0], np.cumsum(nr_sv)])
     if k == 1:
-        coef = np.zeros((total, 1))
-        b = np.ones(1)
-    elif k == 2:
-        coef = sv_coef[:, :1].copy()
-        b = -rho
-    else:
-        coef = np.zeros((total, pairs))
-        p = 0
-        for i in range(k):
-            for j in range(i + 1, k):
-                si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
-                coef[si, p] = sv_coef[si, j - 1]
-                coef[sj, p] = sv_coef[sj, i]
-                p += 1
-        b = -rho
-    from ..models.kernel import KernelModel
-    header = [("solver", f"libsvm-{svm_type}")]
-    model = KernelModel(labels=labels.astype(np.float64), SV=SV, coef=coef, b=b,
-                        kernel=Kernel(code, gamma, degree, coef0), n_features=SV.n_features,
-                        solver=f"libsvm-{svm_type}", header=header, decision="ovo" if k > 2 else "ovr")
-    if "probA" in head and k >= 2:
-        model.prob_A, model.prob_B = hdr.numbers("probA", pairs), hdr.numbers("probB", pairs)
-    return model
+        return np.zeros((total, 1)), np.ones(1)
+    if k == 2:
+        return sv_coef[:, :1].copy(), -rho
+    coef = np.zeros((total, k * (k - 1) // 2))
+    p = 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+            coef[si, p] = sv_coef[si, j - 1]
+            coef[sj, p] = sv_coef[sj, i]
+            p += 1
+    return coef, -rho
 
 
 def _single_model(path, hdr, lines, sv_line, svm_type, kernel):
     """An epsilon_svr / nu_svr / one_class model: f(x) = sum_s coef_s K(SV_s, x) - rho,
     the prediction itself, or for one_class +1 where positive, else -1."""
     from ..models.kernel import KernelModel
-    total = int(hdr.numbers("total_sv", 1, integer=True)[0])
-    if total < 0:
-        hdr.fail("total_sv", f"total_sv must be >= 0 (got {total})")
+    total = _total_sv(hdr)
     rho = hdr.numbers("rho", 1)
     body = _sv_lines(path, lines, sv_line, total)
     sv_coef, SV = _parse_svs(path, sv_line + 1, body, 1)

@@ -486,6 +486,32 @@ def _default_threads():
         return os.cpu_count() or 1
 
 
+def _read_reporter(progress, raw):
+    """_blocks' ``on_read``: passes ``progress`` the bytes ``raw`` consumed since its last call, if any."""
+    reported = [0]
+
+    def on_read():
+        if progress is not None and raw is not None:
+            n = raw.consumed - reported[0]
+            if n:
+                reported[0] = raw.consumed
+                progress(n)
+    return on_read
+
+
+def _out_supplier(outs):
+    """``out_for(n)``: reused arrays from ``outs`` large enough for n bytes, else fresh; None without outs."""
+    def out_for(n):
+        if outs is None:
+            return None             # parse_range allocates fresh arrays
+        while outs:
+            o = outs.pop()
+            if len(o.labels) >= n // 128 + 16 and len(o.indices) >= n // 8 + 16:
+                return o
+        return _Out(n)
+    return out_for
+
+
 def _iter_results(f, raw, name, chunk_bytes, progress, threads, outs=None):
     """Parse the stream ``f``; yield (checked _Result, line_base) per range,
     in file order. With ``outs`` (a list), each range's output arrays are
@@ -495,25 +521,8 @@ def _iter_results(f, raw, name, chunk_bytes, progress, threads, outs=None):
     if chunk_bytes < 1:
         raise ValueError("chunk_bytes must be positive")
     threads = _default_threads() if threads is None else max(1, int(threads))
-
-    reported = [0]
-
-    def on_read():
-        if progress is not None and raw is not None:
-            n = raw.consumed - reported[0]
-            if n:
-                reported[0] = raw.consumed
-                progress(n)
-
-    def out_for(n):
-        if outs is None:
-            return None             # parse_range allocates fresh arrays
-        while outs:
-            o = outs.pop()
-            if len(o.labels) >= n // 128 + 16 and len(o.indices) >= n // 8 + 16:
-                return o
-        return _Out(n)
-
+    on_read = _read_reporter(progress, raw)
+    out_for = _out_supplier(outs)
     pool = None
     pending = deque()          # (buffer, _Result or Future), in file order
     limit = 2 * threads        # ranges in flight

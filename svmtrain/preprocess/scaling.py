@@ -202,12 +202,6 @@ class Ranges:
             table.add(miss)
         return "\n".join(head).encode("ascii") + buf[:pos].tobytes()
 
-    def write(self, path):
-        """Write the range file atomically."""
-        from ..io.atomic import atomic_write
-        with atomic_write(path, "wb") as f:
-            f.write(self.to_bytes())
-
     @classmethod
     def read(cls, path):
         try:

@@ -144,10 +144,10 @@ def point_params(params, log2c, log2g):
 
 def check_grid(params, folds):
     """ParameterError unless --grid applies: a kernel solver on classification, folds >= 2."""
-    from ..solvers import KERNEL_SOLVERS, KERNELIZED, trains_kernel_model
+    from ..solvers import kernel_solvers, listing, trains_kernel_model
     if not trains_kernel_model(params.solver, params.kernel_type):
-        names = ", ".join(s + (" -t K" if s in KERNELIZED else "") for s in KERNEL_SOLVERS)
-        raise ParameterError(f"--grid searches C and gamma for the kernel solvers (-s {names}); "
+        raise ParameterError(f"--grid searches C and gamma for the kernel solvers "
+                             f"({listing(kernel_solvers(), kernel_note=True)}); "
                              f"for -s {params.solver} without a kernel, -C searches C")
     if params.task != "c":
         raise ParameterError("--grid searches for classification; for other tasks run -v N at several -c -g")

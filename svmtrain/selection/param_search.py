@@ -137,23 +137,29 @@ def p_values(data, start_p=None):
 def check_search(params, folds):
     """ParameterError unless -C applies to ``params`` (a linear solver on a
     classification or regression task) with ``folds`` >= 2."""
-    from ..solvers import trains_kernel_model
-    from ..tasks import solvers_for
+    from ..solvers import listing, trains_kernel_model
     if params.task not in (CLASSIFICATION, REGRESSION):
         raise ParameterError("-C searches C for classification (LIBLINEAR's -s 0 and -s 2) and C and p for "
                              "regression (-s 11); for other tasks run -v N at several -c")
     if trains_kernel_model(params.solver, params.kernel_type):
-        linear = [s for s in solvers_for(params.task, params.loss) if not trains_kernel_model(s)]
-        raise ParameterError(f"-C searches C for the linear solvers (-s {', '.join(linear)}), not -s {params.solver}"
-                             " with a kernel")
+        raise ParameterError(f"-C searches C for the linear solvers ({listing(searchers(params.task, params.loss))}), "
+                             f"not -s {params.solver} with a kernel")
     if params.task == REGRESSION and not _resumes(params.solver, params.loss):
-        takers = [s for s in solvers_for(REGRESSION, params.loss) if _resumes(s, params.loss)]
         raise ParameterError(f"-C for regression walks C up to 2^20 at 20 tube widths and needs a solver that "
-                             f"resumes along C (-s {', '.join(takers)}), not -s {params.solver}")
+                             f"resumes along C ({listing(searchers(REGRESSION, params.loss))}), "
+                             f"not -s {params.solver}")
     if params.lam is not None:
         raise ParameterError("-C searches over C: give no -l (lambda)")
     if folds < 2:
         raise ParameterError(f"-C needs -v N with N >= 2 folds (got {folds})")
+
+
+def searchers(task, loss):
+    """The solvers -C takes for ``task`` with ``loss``: the linear ones, and
+    for regression those whose module resumes along C."""
+    from ..solvers import solvers_for, trains_kernel_model
+    return [s for s in solvers_for(task, loss) if not trains_kernel_model(s)
+            and (task != REGRESSION or _resumes(s, loss))]
 
 
 def _resumes(solver, loss):

@@ -102,6 +102,21 @@ def with_defaults(params, defaults):
 RUNNING, CONVERGED, MAX_ITER = 0, 1, 2
 
 
+def stopping(params, default_eps, default_max_iter):
+    """(eps, max_iter): ``-e`` and ``--max-iter``, or the solver's defaults;
+    ParameterError unless eps > 0 (finite) and max_iter >= 1."""
+    import math
+
+    from ..errors import ParameterError
+    eps = default_eps if params.eps is None else float(params.eps)
+    max_iter = default_max_iter if params.max_iter is None else int(params.max_iter)
+    if not (eps > 0 and math.isfinite(eps)):
+        raise ParameterError(f"-e must be > 0 (got {eps})")
+    if max_iter < 1:
+        raise ParameterError(f"--max-iter must be >= 1 (got {max_iter})")
+    return eps, max_iter
+
+
 def csr_arrays(X, n_features):
     """(indptr int64, indices int32, values float64) of ``X``, contiguous, as the
     kernels take them; ParameterError when an index is outside [0, n_features)."""

@@ -17,7 +17,7 @@ from ..params import check_params
 from ..solvers.sgd import pegasos
 from ..solvers._common import primal_objective
 from ..solvers.base import FitResult, finish_w
-from ..tasks import check_supported
+from ..solvers import check_supported
 from .train import finish_model, linear_model
 
 NEVER = 2 ** 62     # an averaging start no run reaches

@@ -16,7 +16,8 @@ from ..models.linear import LinearModel
 from ..params import check_params
 from ..solvers import get_solver
 from ..solvers.base import for_problem, split_progress, with_defaults
-from ..tasks import CLASSIFICATION, NAMES, ONE_CLASS, RANKING, REGRESSION, check_sample_weights
+from ..solvers import check_sample_weights
+from ..tasks import CLASSIFICATION, NAMES, ONE_CLASS, RANKING, REGRESSION
 
 ONE_CLASS_LABELS = np.array([1.0, -1.0])    # a one-class model predicts +1 (inside) or -1 (outside)
 
@@ -129,7 +130,7 @@ def weighted_rows(data, params):
     weights s folded into C (C s, or lambda / s: the same objective), so
     that every solver takes them; other weights ParameterError unless the
     solver takes them for the task and loss
-    (:data:`svmtrain.tasks.SAMPLE_WEIGHTS`; linear models only)."""
+    (the solvers' declared ``sample_weights``; linear models only)."""
     weights = data.weights
     if np.any(weights == 0.0):
         data = take_rows(data, np.flatnonzero(weights))

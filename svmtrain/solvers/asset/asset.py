@@ -240,7 +240,7 @@ def estimate_DG(feats, y_cost, has_b, Bc, rng):
 
 def fit_asset(feats, problems, params, lam, rng, progress=None, monitor=None):
     """Algorithm 1 (or ASSET*) on every problem, in lockstep over shared draws."""
-    d, k = feats.dim, int(params.batch_size)
+    k = int(params.batch_size)
     strong = bool(params.strongly_convex)
     has_b = not strong and params.unreg_bias is not False   # --no-bias turns it off
     Bc = float(params.bias) if params.bias >= 0 else 0.0
@@ -248,17 +248,7 @@ def fit_asset(feats, problems, params, lam, rng, progress=None, monitor=None):
     total = feats.total_steps(k, epochs)
     averaged = bool(params.average) and not strong
     avg_start = int(total * AVERAGE_FROM) + 1 if averaged else total + 2
-    runs = []
-    for y, cost in problems:
-        y = np.ascontiguousarray(y, np.float64)
-        cw = np.where(y > 0, float(cost[0]), float(cost[1]))
-        DG, R = estimate_DG(feats, cw, has_b, Bc, rng)
-        b_box = 1.0 + R / math.sqrt(lam)
-        DX = math.sqrt(1.0 / lam + (b_box ** 2 if has_b else 0.0))
-        runs.append({"y": y, "cost": cw, "DG": DG, "DX": DX, "b_box": b_box, "step0": DX / DG,
-                     "v": np.zeros(d + 1), "T": np.zeros(d + 1), "state": K.new_state(),
-                     "active": True, "prev": math.inf, "epochs": 0, "steps": 0,
-                     "converged": params.eps is None})
+    runs = [_new_run(feats, y, cost, lam, has_b, Bc, rng, params.eps is None) for y, cost in problems]
     viol = np.empty(k, np.int64)
     t = 0
     for epoch in range(epochs):
@@ -280,31 +270,52 @@ def fit_asset(feats, problems, params, lam, rng, progress=None, monitor=None):
             if run["active"]:
                 monitor(lambda: _snapshot(feats, run, averaged and t >= avg_start, Bc, params.bias, lam, epoch + 1, t),
                         problem=j)
-        if params.eps is not None:
-            for run in runs:
-                if not run["active"]:
-                    continue
-                w, b = current(run, averaged and t >= avg_start)
-                obj = objective(feats, run["y"], run["cost"], w, Bc, b, lam)
-                if run["prev"] - obj <= params.eps * abs(obj):
-                    run["active"] = False
-                    run["converged"] = True
-                run["prev"] = obj
-            if not any(run["active"] for run in runs):
-                break
-    results = []
+        if params.eps is not None and _all_settled(feats, runs, averaged and t >= avg_start, Bc, lam, params.eps):
+            break
+    return [_run_result(feats, run, averaged and run["steps"] >= avg_start, Bc, lam, params, strong)
+            for run in runs]
+
+
+def _new_run(feats, y, cost, lam, has_b, Bc, rng, converged):
+    """One problem's run at (0, 0), active: labels, row costs, D_G, D_X, the bias box, the first step."""
+    d = feats.dim
+    y = np.ascontiguousarray(y, np.float64)
+    cw = np.where(y > 0, float(cost[0]), float(cost[1]))
+    DG, R = estimate_DG(feats, cw, has_b, Bc, rng)
+    b_box = 1.0 + R / math.sqrt(lam)
+    DX = math.sqrt(1.0 / lam + (b_box ** 2 if has_b else 0.0))
+    return {"y": y, "cost": cw, "DG": DG, "DX": DX, "b_box": b_box, "step0": DX / DG,
+            "v": np.zeros(d + 1), "T": np.zeros(d + 1), "state": K.new_state(),
+            "active": True, "prev": math.inf, "epochs": 0, "steps": 0,
+            "converged": converged}
+
+
+def _all_settled(feats, runs, averaged, Bc, lam, eps):
+    """-e after an epoch: stops each active run that improved by <= eps relative; True when none is left."""
     for run in runs:
-        steps = run["steps"]
-        use_avg = averaged and steps >= avg_start
-        w, b = current(run, use_avg)
+        if not run["active"]:
+            continue
+        w, b = current(run, averaged)
         obj = objective(feats, run["y"], run["cost"], w, Bc, b, lam)
-        w_out = w if params.bias >= 0 else w[:d].copy()
-        results.append(FitResult(w=w_out, b=b, n_iter=steps, objective=obj, converged=run["converged"],
-                                 info={"epochs": run["epochs"], "steps": steps, "lambda": lam,
-                                       "D_G": run["DG"], "D_X": run["DX"], "b_box": run["b_box"],
-                                       "averaged": use_avg, "strongly_convex": strong,
-                                       "feature_dim": d, "cached": feats.cached}))
-    return results
+        if run["prev"] - obj <= eps * abs(obj):
+            run["active"] = False
+            run["converged"] = True
+        run["prev"] = obj
+    return not any(run["active"] for run in runs)
+
+
+def _run_result(feats, run, use_avg, Bc, lam, params, strong):
+    """The FitResult of a finished run at its averaged (``use_avg``) or last iterate."""
+    d = feats.dim
+    steps = run["steps"]
+    w, b = current(run, use_avg)
+    obj = objective(feats, run["y"], run["cost"], w, Bc, b, lam)
+    w_out = w if params.bias >= 0 else w[:d].copy()
+    return FitResult(w=w_out, b=b, n_iter=steps, objective=obj, converged=run["converged"],
+                     info={"epochs": run["epochs"], "steps": steps, "lambda": lam,
+                           "D_G": run["DG"], "D_X": run["DX"], "b_box": run["b_box"],
+                           "averaged": use_avg, "strongly_convex": strong,
+                           "feature_dim": d, "cached": feats.cached})
 
 
 def current(run, averaged):

@@ -27,7 +27,8 @@ then the projection; no dense copy of the landmarks, whatever the number
 of features.
 
 Memory (:func:`state_bytes`, :func:`mapped_bytes`; the plan is
-:func:`svmtrain.training.streamed.plan_memory`): per binary problem y, the loss
+:func:`plan_memory`, which the declaration names, and :func:`shuffle_cost`
+sizes the mapped rows beside the shuffle buffer): per binary problem y, the loss
 weights (16 bytes per row) and two (d+1)-vectors, the n margins of an
 objective pass, the map (Omega, or the landmarks and the projection);
 before the first epoch also the s x s matrices of the eigendecomposition
@@ -43,6 +44,8 @@ from ...data.dataset import Chunk
 from ...errors import ParameterError
 from . import _asset_kernels as K
 from . import asset
+from ..memory_plan import MIN_BLOCK_BYTES, MemoryPlan, check_limit
+from ..sgd import stream_pegasos
 from ..sgd.stream_pegasos import ShuffleBuffer
 
 # s x s matrices alive while the Nystrom map is built besides the projection
@@ -99,6 +102,28 @@ def plan_map_rows(share, params, n):
     per = mapped_bytes(params, n)
     steps = max(1, min(asset.STREAM_STEPS, int(share // (per * k))))
     return steps * k, steps * k * per
+
+
+def plan_memory(name, n, d, params, limit, nnz=0, n_problems=1):
+    """The MemoryPlan of ``-s asset --stream`` (see :mod:`svmtrain.solvers.memory_plan`):
+    the labels and what :func:`state_bytes` keeps; before the first epoch
+    its setup and two blocks fit in what the state leaves. Two block
+    buffers of an eighth each of what is left (at most what the setup
+    leaves); the mapped rows a quarter (:func:`shuffle_cost`), the shuffle
+    buffer the rest."""
+    kept, setup = state_bytes(n, d, nnz, params, n_problems)
+    state = 8 * n + kept
+    free = check_limit(name, n, d, limit, state, setup)
+    return MemoryPlan(limit, state, int(max(MIN_BLOCK_BYTES, min(free / 8, (free - setup) / 2))),
+                      setup=setup)
+
+
+def shuffle_cost(plan, source, params, d):
+    """Reserve the block of mapped rows in ``plan`` (a quarter of what the
+    state leaves, at least one step's), and price pegasos' shuffle buffer
+    with ``-k`` rows per step."""
+    plan.map_rows, plan.map_bytes = plan_map_rows((plan.limit - plan.state) / 4, params, source.n_rows)
+    return stream_pegasos.shuffle_cost(plan, source, params, d)
 
 
 class StreamedFeatures:

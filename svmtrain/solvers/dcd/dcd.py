@@ -21,7 +21,7 @@ from ...errors import ParameterError
 from . import _dcd_kernels as K
 from .._common import row_sqnorms, rows_loss_sum, sq_norm, start_w
 from .. import require_base
-from ..base import FitResult, csr_arrays, finish_w, kernel_bias, warn_max_iter
+from ..base import FitResult, csr_arrays, finish_w, kernel_bias, stopping, warn_max_iter
 from ..snapshots import linear_snapshot
 
 DEFAULT_EPS = 0.1
@@ -35,13 +35,7 @@ def check_params(params, class_cost):
     for c in class_cost:
         if not (c > 0 and math.isfinite(c)):
             raise ParameterError(f"class weights must be > 0 (got {c})")
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    if not (eps > 0 and math.isfinite(eps)):
-        raise ParameterError(f"-e must be > 0 (got {eps})")
-    if max_iter < 1:
-        raise ParameterError(f"--max-iter must be >= 1 (got {max_iter})")
-    return eps, max_iter
+    return stopping(params, DEFAULT_EPS, DEFAULT_MAX_ITER)
 
 
 def dual_box(params, class_cost, n):
@@ -81,41 +75,27 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     """
     require_base("dcd", params)
     eps, max_iter = check_params(params, class_cost)
-    n_features = int(n_features)
-    indptr, indices, values = csr_arrays(X, n_features)
-    y = np.ascontiguousarray(y, np.float64)
-    n = X.n_rows
-    if y.shape != (n,):
-        raise ParameterError(f"y has shape {y.shape}, expected ({n},)")
+    n_features, csr, y, n = checked_rows(X, y, n_features)
     if n and not np.all((y == 1.0) | (y == -1.0)):
         raise ParameterError("dcd needs labels y in {+1, -1}")
 
-    C, Cp, Cn, U_pos, U_neg, D_pos, D_neg = dual_box(params, class_cost, n)
+    box = dual_box(params, class_cost, n)
+    C, _, _, U_pos, U_neg, D_pos, D_neg = box
     B = kernel_bias(params)
     row_cost = kernel_row_cost(X)
 
     w = np.zeros(n_features + 1, np.float64)
-    QD = row_sqnorms(indptr, values, B)
-    QD += np.where(y > 0, D_pos, D_neg) / (row_cost if len(row_cost) else 1.0)
-    state = K.new_state(y, QD)
+    state = _start_state(csr, B, y, box, row_cost, warm_start, w)
     alpha = state[:, 0]
-    del QD
-    if warm_start is not None and "alpha" in warm_start:
-        upper = np.where(y > 0, U_pos, U_neg) * (row_cost if len(row_cost) else 1.0)
-        alpha[:] = np.minimum(warm_start["alpha"] * (C / warm_start["C"]), upper)
-        start_w(indptr, indices, values, B, y, state, w)
-    index = np.arange(n, dtype=np.int64)
-    istate = np.array([n, 0], np.int64)
+    index, istate, rstate = kernel_state(n, params.seed)
     fstate = np.array([np.inf, -np.inf], np.float64)
-    rng = np.random.default_rng(params.seed)
-    rstate = np.array([rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)], np.uint64)
 
     steps = max_iter if progress is None and monitor is None else 1
     status = K.RUNNING if n else K.CONVERGED
     visits = 0
     while status == K.RUNNING:
         visits += int(istate[K.ACTIVE])     # rows the next outer iteration visits (monitor's count)
-        status = K.dcd_run(indptr, indices, values, B, U_pos, U_neg, D_pos, D_neg, state, row_cost,
+        status = K.dcd_run(*csr, B, U_pos, U_neg, D_pos, D_neg, state, row_cost,
                            eps, max_iter, steps, w, index, istate, fstate, rstate)
         if progress is not None:
             progress(int(istate[K.ITER]), max_iter, _violation(fstate))
@@ -127,16 +107,56 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     converged = status == K.CONVERGED
     if warm_start is not None:
         warm_start["alpha"], warm_start["C"] = alpha.copy(), C
+    warn_max_iter(log, converged, max_iter)
+    return _result(csr, B, w, y, alpha, box, class_cost, row_cost, params, n_iter, converged)
 
-    # objectives
+
+def checked_rows(X, y, n_features):
+    """(int n_features, X's CSR arrays, y as contiguous float64, n); ParameterError unless len(y) == n."""
+    n_features = int(n_features)
+    csr = csr_arrays(X, n_features)
+    y = np.ascontiguousarray(y, np.float64)
+    n = X.n_rows
+    if y.shape != (n,):
+        raise ParameterError(f"y has shape {y.shape}, expected ({n},)")
+    return n_features, csr, y, n
+
+
+def kernel_state(n, seed):
+    """(index, istate, rstate) as the descent kernels start: rows 0..n-1, [n, 0], one draw of the seed."""
+    index = np.arange(n, dtype=np.int64)
+    istate = np.array([n, 0], np.int64)
+    rng = np.random.default_rng(seed)
+    rstate = np.array([rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)], np.uint64)
+    return index, istate, rstate
+
+
+def _start_state(csr, B, y, box, row_cost, warm_start, w):
+    """The kernel's per-row state: alpha = 0, or the warm start scaled to C and clipped, w set to match."""
+    indptr, indices, values = csr
+    C, _, _, U_pos, U_neg, D_pos, D_neg = box
+    QD = row_sqnorms(indptr, values, B)
+    QD += np.where(y > 0, D_pos, D_neg) / (row_cost if len(row_cost) else 1.0)
+    state = K.new_state(y, QD)
+    alpha = state[:, 0]
+    del QD
+    if warm_start is not None and "alpha" in warm_start:
+        upper = np.where(y > 0, U_pos, U_neg) * (row_cost if len(row_cost) else 1.0)
+        alpha[:] = np.minimum(warm_start["alpha"] * (C / warm_start["C"]), upper)
+        start_w(indptr, indices, values, B, y, state, w)
+    return state
+
+
+def _result(csr, B, w, y, alpha, box, class_cost, row_cost, params, n_iter, converged):
+    """The FitResult of a finished descent: the lambda-form objective, C-form dual and primal in ``info``."""
+    indptr, indices, values = csr
+    C, _, _, _, _, D_pos, D_neg = box
+    n = len(y)
     ww = sq_norm(w)
     dual, n_sv = _dual(w, y, alpha, D_pos, D_neg, row_cost)
     cost = C * row_costs(y, class_cost, row_cost)
     primal_C = 0.5 * ww + rows_loss_sum(indptr, indices, values, w, B, 0.0, y, params.loss, weights=cost)
     objective = primal_C / (max(n, 1) * C)
-
-    warn_max_iter(log, converged, max_iter)
-
     info = {"dual_objective": dual, "primal_C_form": primal_C, "n_sv": int(n_sv),
             "n_iter": n_iter, "C": C}
     return FitResult(w=finish_w(w, params), b=0.0, n_iter=n_iter, objective=objective,

@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import ParameterError
 from . import _dcd_oneclass_kernels as K
 from .._common import margins, row_sqnorms, sq_norm
-from ..base import FitResult, csr_arrays, drive, warn_max_iter
+from ..base import FitResult, csr_arrays, drive, stopping, warn_max_iter
 
 DEFAULT_EPS = 0.01          # LIBLINEAR's default for -s 21
 DEFAULT_MAX_ITER = 1000
@@ -38,13 +38,7 @@ def check_params(params):
     nu = DEFAULT_NU if params.nu is None else float(params.nu)
     if not (0.0 < nu <= 1.0):
         raise ParameterError(f"--nu must be in (0, 1] for the one-class SVM (got {nu})")
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    if not (eps > 0 and math.isfinite(eps)):
-        raise ParameterError(f"-e must be > 0 (got {eps})")
-    if max_iter < 1:
-        raise ParameterError(f"--max-iter must be >= 1 (got {max_iter})")
-    return nu, eps, max_iter
+    return (nu,) + stopping(params, DEFAULT_EPS, DEFAULT_MAX_ITER)
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None):

@@ -25,8 +25,8 @@ import numpy as np
 from ...errors import ParameterError
 from . import _dcd_regression_kernels as K
 from .._common import margins, row_sqnorms, sq_norm, start_w
-from ..base import FitResult, csr_arrays, drive, finish_w, kernel_bias, warn_max_iter
-from .dcd import check_params
+from ..base import FitResult, drive, finish_w, kernel_bias, warn_max_iter
+from .dcd import check_params, checked_rows, kernel_state
 
 SQUARED = "squared-epsilon-insensitive"
 WARM_START = True      # fit takes warm_start
@@ -50,12 +50,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     if monitor is not None:
         raise ParameterError("--trace does not trace regression yet")
     eps, max_iter = check_params(params, class_cost)
-    n_features = int(n_features)
-    indptr, indices, values = csr_arrays(X, n_features)
-    y = np.ascontiguousarray(y, np.float64)
-    n = X.n_rows
-    if y.shape != (n,):
-        raise ParameterError(f"y has shape {y.shape}, expected ({n},)")
+    n_features, (indptr, indices, values), y, n = checked_rows(X, y, n_features)
     C = params.resolved_C(n)
     p = float(params.epsilon)
     squared = params.loss == SQUARED
@@ -68,11 +63,8 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
         beta[:] = np.clip(warm_start["beta"] * (C / warm_start["C"]), -upper, upper)
         start_w(indptr, indices, values, B, np.ones(n), beta.reshape(n, 1), w)
     QD = row_sqnorms(indptr, values, B) + lam
-    index = np.arange(n, dtype=np.int64)
-    istate = np.array([n, 0], np.int64)
+    index, istate, rstate = kernel_state(n, params.seed)
     fstate = np.array([math.inf, 0.0, 0.0], np.float64)
-    rng = np.random.default_rng(params.seed)
-    rstate = np.array([rng.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True)], np.uint64)
 
     def report():
         init = fstate[K.GNORM1_INIT]
@@ -86,7 +78,13 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     if warm_start is not None:
         warm_start["beta"], warm_start["C"] = beta.copy(), C
 
-    scores = margins(indptr, indices, values, w, B, 0.0, np.empty(n, np.float64))
+    return _result((indptr, indices, values), B, w, y, beta, C, p, lam, squared, params, n_iter, converged)
+
+
+def _result(csr, B, w, y, beta, C, p, lam, squared, params, n_iter, converged):
+    """The FitResult of a finished solve: the lambda-form objective, C-form primal and dual in ``info``."""
+    n = len(y)
+    scores = margins(*csr, w, B, 0.0, np.empty(n, np.float64))
     ww = sq_norm(w)
     primal_C = 0.5 * ww + C * K.svr_loss_sum(y, scores, p, squared)
     dual_terms, n_sv = K.svr_dual_terms(y, beta, p, lam)

@@ -99,30 +99,11 @@ def threads(params):
 
 
 def _train_model(data, order, problems, n_features, params, progress, log, monitor=None):
-    for _, cost in problems:
-        if tuple(cost) != (1.0, 1.0):
-            raise ParameterError("-w (class weights) is not supported by -s sbp; -s asset trains a kernel model with -w")
-    if params.bias >= 0:
-        raise ParameterError("-B is not supported by -s sbp: it learns an unregularised bias "
-                             "(--no-bias turns it off)")
-    n_all = data.n_rows
+    _check(problems, params)
     kernel = Kernel(params.kernel_type, params.gamma, params.degree, params.coef0).resolved(n_features)
     bias = uses_bias(params)
     rng = np.random.default_rng(params.seed)
-    # rows: training rows first, then the held-out rows (if any)
-    if params.holdout is not None:
-        n_hold = int(round(params.holdout * n_all))
-        if n_hold < 1 or n_hold >= n_all:
-            raise ParameterError(f"--holdout {params.holdout}: leaves no held-out or no training rows "
-                                 f"of {n_all}")
-        perm = rng.permutation(n_all)
-        rows = np.concatenate([np.sort(perm[n_hold:]), np.sort(perm[:n_hold])])
-        X = take_rows(data, rows)
-    else:
-        n_hold = 0
-        rows = np.arange(n_all)
-        X = data
-    n = n_all - n_hold
+    X, rows, n = _holdout_split(data, params, rng)
     L = 2 * batch_size(n) if bias else batch_size(n)
     cache = KernelCache(X, kernel, params.cache_mb, max_batch=L, n_features=n_features)
     max_kii = _max_diagonal(kernel, cache.sq[:n])
@@ -159,6 +140,34 @@ def _train_model(data, order, problems, n_features, params, progress, log, monit
     if log is not None:
         log(f"kernel rows: {cache.misses} computed, {cache.hits} from the cache ({cache.slots} slots)")
     return model
+
+
+def _check(problems, params):
+    """Raises ParameterError for what -s sbp does not do (-w, -B)."""
+    for _, cost in problems:
+        if tuple(cost) != (1.0, 1.0):
+            raise ParameterError("-w (class weights) is not supported by -s sbp; -s asset trains a kernel model with -w")
+    if params.bias >= 0:
+        raise ParameterError("-B is not supported by -s sbp: it learns an unregularised bias "
+                             "(--no-bias turns it off)")
+
+
+def _holdout_split(data, params, rng):
+    """(X, rows, n): ``data``'s rows reordered, the n training rows first, then the --holdout rows."""
+    n_all = data.n_rows
+    if params.holdout is not None:
+        n_hold = int(round(params.holdout * n_all))
+        if n_hold < 1 or n_hold >= n_all:
+            raise ParameterError(f"--holdout {params.holdout}: leaves no held-out or no training rows "
+                                 f"of {n_all}")
+        perm = rng.permutation(n_all)
+        rows = np.concatenate([np.sort(perm[n_hold:]), np.sort(perm[:n_hold])])
+        X = take_rows(data, rows)
+    else:
+        n_hold = 0
+        rows = np.arange(n_all)
+        X = data
+    return X, rows, n_all - n_hold
 
 
 def _max_diagonal(kernel, sq):
@@ -202,20 +211,15 @@ def _fit(X, y, n, kernel, cache, nu, bias, max_kii, params, rng, progress, log, 
     B = batch_size(n)
     L = 2 * B if bias else B
     volume = n * nu
-    v, r, acc_c = np.zeros(n_all), np.zeros(n_all), np.zeros(n_all)
-    a, ra, acc_a = np.zeros(n), np.zeros(n), np.zeros(n)
-    state = np.zeros(K.STATE_SIZE)
-    state[K.S_SCALE] = 1.0
-    idx_all = np.arange(n, dtype=np.int64)
-    idx_pos = np.flatnonzero(y[:n] > 0).astype(np.int64)
-    idx_neg = np.flatnonzero(y[:n] < 0).astype(np.int64)
+    it = _zero_iterate(n_all, n)
+    v, r, acc_c, a, ra, acc_a, state = it
+    idx = _basins(y[:n])
     rs = np.array([rng.integers(1, 2**63 - 1)], dtype=np.uint64)
     budget = row_budget(params, n)
     eps = params.eps if params.eps is not None else DEFAULTS["eps"]
     cache_args = cache.args()
     no_trace = np.empty((0, L), np.int64)
-    holdout = n_all > n
-    best_err, best, since_best = math.inf, None, 0
+    holdout = _Patience() if n_all > n else None
     c_avg = np.empty(n_all)
     prev_sign = None
     stopped = False
@@ -226,46 +230,81 @@ def _fit(X, y, n, kernel, cache, nu, bias, max_kii, params, rng, progress, log, 
             steps = max(1, int((target - state[K.S_ROWS]) // L) + 1)
             uniforms = rng.random((steps, L))
             K.sbp_steps(steps, target, bias, B, volume, 1.0, max_kii, AVG_POWER, K.FOLD_BELOW, y, v, r, acc_c,
-                        a, ra, acc_a, state, idx_all, idx_pos, idx_neg, uniforms, rs, no_trace, *cache_args)
+                        a, ra, acc_a, state, *idx, uniforms, rs, no_trace, *cache_args)
         if progress is not None:
             progress(min(int(state[K.S_ROWS]), budget), budget)
         K.averaged(v, r, acc_c, state[K.S_OMEGA], state[K.S_WEIGHT], c_avg)
-        b, gam, k = _level(c_avg[:n], idx_all, idx_pos, idx_neg, volume, bias, rs)
+        b, gam, k = _level(c_avg[:n], *idx, volume, bias, rs)
         sign = c_avg[:n] + y[:n] * b > 0
         flips = int(np.count_nonzero(sign != prev_sign)) if prev_sign is not None else n
         prev_sign = sign
         settled = state[K.S_ROWS] >= min(min_rows(n), budget)
         msg = (f"rows/n {state[K.S_ROWS] / n:.3f} steps {int(state[K.S_STEP])} averaged margin {gam:.6g} "
                f"submerged {k} training errors {n - int(sign.sum())} changed {flips}")
-        if holdout:
+        if holdout is not None:
             err = int(np.count_nonzero(c_avg[n:] + y[n:] * b <= 0))
             msg += f" held-out errors {err}/{n_all - n}"
-            if err < best_err:
-                best_err, since_best = err, 0
-                best = [x.copy() for x in (v, r, acc_c, a, ra, acc_a, state)]
-            else:
-                since_best += 1
-            stopped = settled and since_best >= PATIENCE
+            worn = holdout.worn_out(err, it)
+            stopped = settled and worn
         else:
             stopped = settled and flips < eps * n
         if log is not None:
             log(msg)
         if monitor is not None:
             monitor(lambda: _snapshot(X, y[:n], kernel, state, a, ra, acc_a, c_avg[:n], b, gam, params, n_all))
-    if holdout and best is not None:
-        v, r, acc_c, a, ra, acc_a, state = best
-    # the averaged iterate, rescaled so that its water level (margin) is 1
+    if holdout is not None and holdout.best is not None:
+        it = holdout.best
+    return _final(it, c_avg, y[:n], idx, volume, bias, rs, stopped, params, log, nu, B)
+
+
+def _zero_iterate(n_all, n):
+    """(v, r, acc_c, a, ra, acc_a, state) of sbp_steps at w = 0, scale 1."""
+    v, r, acc_c = np.zeros(n_all), np.zeros(n_all), np.zeros(n_all)
+    a, ra, acc_a = np.zeros(n), np.zeros(n), np.zeros(n)
+    state = np.zeros(K.STATE_SIZE)
+    state[K.S_SCALE] = 1.0
+    return v, r, acc_c, a, ra, acc_a, state
+
+
+def _basins(y):
+    """(all, positive, negative) row indices (int64) of the training labels ``y``."""
+    idx_all = np.arange(len(y), dtype=np.int64)
+    idx_pos = np.flatnonzero(y > 0).astype(np.int64)
+    idx_neg = np.flatnonzero(y < 0).astype(np.int64)
+    return idx_all, idx_pos, idx_neg
+
+
+class _Patience:
+    """The --holdout rule's memory: fewest held-out errors, a copy of that iterate, the checks since."""
+
+    def __init__(self):
+        self.best_err, self.best, self.since_best = math.inf, None, 0
+
+    def worn_out(self, err, it):
+        """Whether PATIENCE checks passed without beating the best; keeps a copy of ``it`` when it is beaten."""
+        if err < self.best_err:
+            self.best_err, self.since_best = err, 0
+            self.best = [x.copy() for x in it]
+        else:
+            self.since_best += 1
+        return self.since_best >= PATIENCE
+
+
+def _final(it, c_avg, y, idx, volume, bias, rs, stopped, params, log, nu, B):
+    """(FitResult, coefficients): the averaged iterate rescaled to margin 1 (not when <= 0: logged)."""
+    v, r, acc_c, a, ra, acc_a, state = it
+    n = len(y)
     K.averaged(v, r, acc_c, state[K.S_OMEGA], state[K.S_WEIGHT], c_avg)
     alpha = np.empty(n)
     K.averaged(a, ra, acc_a, state[K.S_OMEGA], state[K.S_WEIGHT], alpha)
-    b, gam, k = _level(c_avg[:n], idx_all, idx_pos, idx_neg, volume, bias, rs)
+    b, gam, k = _level(c_avg[:n], *idx, volume, bias, rs)
     converged = stopped
     scale = 1.0 / gam if gam > 0 else 1.0
     if not gam > 0:
         converged = False
         if log is not None:
             log(f"WARNING: the averaged margin is {gam:.3g} <= 0; the model is not rescaled")
-    coef, margins, b, norm2 = _scaled(alpha, c_avg[:n], y[:n], b, scale)
+    coef, margins, b, norm2 = _scaled(alpha, c_avg[:n], y, b, scale)
     hinge = np.maximum(0.0, 1.0 - margins)
     objective = 0.5 * params.resolved_lambda(n) * norm2 + float(hinge.mean())
     info = {"nu": nu, "n_sv": int(np.count_nonzero(alpha)), "margin": gam, "rows": int(state[K.S_ROWS]),

@@ -65,18 +65,8 @@ def solve(X, y, C, p, kernel, params, q, alpha=None, index=None, progress=None, 
     eps = float(params.eps)
     max_iter = step_cap(params, n)
     parallel = X.nnz >= opts.PARALLEL_MIN_NNZ
-    get_rows = fetch if parallel else fetch_serial
-    gather = KB.gather_block if parallel else KB.gather_block_serial
-    update = KB.update_gradient if parallel else KB.update_gradient_serial
-    args = cache.args()
-    flag = np.zeros(n, np.bool_)
-    key = np.empty(n)
-    ws = np.empty(q, np.int64)
-    slots = np.empty(q, np.int64)
-    Kws = np.empty((q, q), np.float32)
-    F = np.zeros((6, q))
-    ident = np.arange(q, dtype=np.int64)
-    dcoef = np.zeros(q)
+    blk = _Block(X, n, q, batch, cache, parallel)
+    ws = blk.ws
     half = q // 2
     start = 0
     steps = rounds = 0
@@ -87,10 +77,10 @@ def solve(X, y, C, p, kernel, params, q, alpha=None, index=None, progress=None, 
     with threads(params):
         if np.any(alpha != 0.0):
             start_gradient = K.initial_gradient if parallel else K.initial_gradient_serial
-            start_gradient(y, C, p, index, alpha, G, np.zeros(n), *args)
+            start_gradient(y, C, p, index, alpha, G, np.zeros(n), *blk.args)
         while True:
             c0 = clock()
-            gap = KB.select_working_set(y, C, alpha, G, flag, ws, start, key)
+            gap = KB.select_working_set(y, C, alpha, G, blk.flag, ws, start, blk.key)
             c1 = clock()
             phase[0] += c1 - c0
             if not gap >= eps:
@@ -98,21 +88,8 @@ def solve(X, y, C, p, kernel, params, q, alpha=None, index=None, progress=None, 
                 break
             if steps >= max_iter:
                 break
-            ws[start:] = np.sort(ws[start:])      # new members in data order: closer reads of the rows
-            rows = index[ws]
-            for lo in range(0, q, batch):
-                get_rows(rows[lo:lo + batch], *args, slots[lo:lo + batch])
-            c2 = clock()
-            gather(ws, index, slots, cache.M, Kws, start)
-            c3 = clock()
-            taken, _ = KB.inner_smo(y, C, alpha, G, QD, ws, Kws, eps, FRAC,
-                                    min(INNER_STEPS * q, max_iter - steps), F, ident, dcoef)
-            c4 = clock()
-            moved = np.flatnonzero(dcoef)
-            if len(moved):
-                update(G, y, index, cache.M, slots[moved], dcoef[moved], len(moved), X.n_rows)
-            c5 = clock()
-            phase += (0.0, c2 - c1, c4 - c3, c5 - c4, c3 - c2)
+            taken = blk.round(y, C, alpha, G, QD, index, start, eps, min(INNER_STEPS * q, max_iter - steps),
+                              phase, c1)
             steps += taken
             rounds += 1
             if taken == 0:      # (cannot happen while the global pair violates: it is in the set)
@@ -121,11 +98,55 @@ def solve(X, y, C, p, kernel, params, q, alpha=None, index=None, progress=None, 
             start = half
             if progress is not None and rounds % 16 == 0:
                 progress(int(min(steps, max_iter)), max_iter, f"{rounds} rounds, {steps} steps, gap {gap:.3g}")
-    rho = K.rho_of(y, C, alpha, G) if n else 0.0
+    loop = {"working_set": q, "rounds": rounds, "gap": float(gap)}
+    return _result(y, C, p, alpha, G, cache, loop, phase, steps, optimal, t0)
+
+
+class _Block:
+    """A round's working set, buffers and kernels (parallel or serial), reused from round to round."""
+
+    def __init__(self, X, n, q, batch, cache, parallel):
+        self.q, self.batch, self.cache, self.n_rows = q, batch, cache, X.n_rows
+        self.get_rows = fetch if parallel else fetch_serial
+        self.gather = KB.gather_block if parallel else KB.gather_block_serial
+        self.update = KB.update_gradient if parallel else KB.update_gradient_serial
+        self.args = cache.args()
+        self.flag = np.zeros(n, np.bool_)
+        self.key = np.empty(n)
+        self.ws = np.empty(q, np.int64)
+        self.slots = np.empty(q, np.int64)
+        self.Kws = np.empty((q, q), np.float32)
+        self.F = np.zeros((6, q))
+        self.ident = np.arange(q, dtype=np.int64)
+        self.dcoef = np.zeros(q)
+
+    def round(self, y, C, alpha, G, QD, index, start, eps, cap, phase, c1):
+        """Pair steps taken (<= cap) on the working set; G updated for every variable, part times added to phase."""
+        q, batch, ws, slots, clock = self.q, self.batch, self.ws, self.slots, time.perf_counter
+        ws[start:] = np.sort(ws[start:])      # new members in data order: closer reads of the rows
+        rows = index[ws]
+        for lo in range(0, q, batch):
+            self.get_rows(rows[lo:lo + batch], *self.args, slots[lo:lo + batch])
+        c2 = clock()
+        self.gather(ws, index, slots, self.cache.M, self.Kws, start)
+        c3 = clock()
+        taken, _ = KB.inner_smo(y, C, alpha, G, QD, ws, self.Kws, eps, FRAC, cap, self.F, self.ident, self.dcoef)
+        c4 = clock()
+        moved = np.flatnonzero(self.dcoef)
+        if len(moved):
+            self.update(G, y, index, self.cache.M, slots[moved], self.dcoef[moved], len(moved), self.n_rows)
+        c5 = clock()
+        phase += (0.0, c2 - c1, c4 - c3, c5 - c4, c3 - c2)
+        return taken
+
+
+def _result(y, C, p, alpha, G, cache, loop, phase, steps, optimal, t0):
+    """(alpha, rho, FitResult): rho and the dual value as the pair method computes them, info in solve's order."""
+    rho = K.rho_of(y, C, alpha, G) if len(y) else 0.0
     obj = K.dual_value(alpha, G, p)
     info = {"obj": obj, "rho": rho, "n_sv": int(np.count_nonzero(alpha)),
             "n_bsv": int(np.count_nonzero(alpha >= C)), "kernel_rows": cache.misses, "cache_hits": cache.hits,
-            "working_set": q, "rounds": rounds, "gap": float(gap),
+            **loop,
             "phases": dict(zip(("select", "rows", "inner", "gradient", "block"), np.round(phase, 3).tolist())),
             "time": time.perf_counter() - t0}
     return alpha, rho, FitResult(w=np.zeros(0), b=-rho, n_iter=steps, objective=obj, converged=optimal, info=info)

@@ -557,20 +557,57 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
     objective is Q_P / (n C) (the lambda form).
     """
     t0 = time.perf_counter() if t0 is None else t0
-    C = params.resolved_C(n)
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-    tol_abs = float(params.tol_abs)
-    qp_bound = float(params.qp_bound)
-    max_iter = params.max_iter or DEFAULT_MAX_ITER
-    max_time = params.max_time if params.max_time is not None else math.inf
-    cut_limit = _cut_limit(params)
-    method = params.ocas_method
-    mu = MU if method == "ocas" else 1.0
-
-    form = DenseForm(data, dim, cut_limit, nb) if form is None else form
+    lim = _Limits(params)
+    mu = MU if params.ocas_method == "ocas" else 1.0
+    form = DenseForm(data, dim, _cut_limit(params), nb) if form is None else form
     cuts = form.cuts
+    Q_P, history = _iteration_zero(data, form, warm_start, t0, n, log)
+    Q_D = 0.0
+    gap_prev = Q_P
 
-    # iteration 0: w_b = 0 (every example violates) or the warm start; the first cut there
+    it = 0
+    exit_reason = EXIT_MAXITER
+    converged = False
+    qp_steps_total = 0
+    while True:
+        it += 1
+        neg_f, steps, active = _reduced_dual(cuts, it, Q_P, gap_prev, lim)
+        qp_steps_total += steps
+        Q_D = max(Q_D, neg_f)
+        Q_P, nerr, nv, bsum = _move(data, form, params.ocas_method, mu, Q_P)
+        gap = Q_P - Q_D
+        gap_prev = gap
+        elapsed = time.perf_counter() - t0
+        history.append((it, elapsed, Q_P, Q_D))
+        if log is not None:
+            log(_line(it, elapsed, Q_P, Q_D, int(active.sum()), nerr, nv, n))
+        if progress is not None:
+            progress(it, lim.max_iter, f"gap {gap / abs(Q_P) if Q_P else 0.0:.2e} (stop at {lim.eps:g})")
+        if on_iteration is not None:
+            on_iteration(form.w(), it, Q_D)
+        exit_reason, converged = _exit(gap, Q_P, elapsed, it, lim)
+        if exit_reason is not None:
+            break
+        if not form.add_cut(bsum, it):
+            exit_reason = EXIT_CUTBUFFER
+            break
+    loop = {"qp_steps": qp_steps_total, "threads": nb, "history": history, "exit": exit_reason}
+    return _result(form, warm_start, params, n, it, converged, Q_P, Q_D, loop, t0)
+
+
+class _Limits:
+    """solve's stopping settings (eps, tol_abs, qp_bound, max_iter, max_time), svmocas's defaults filled in."""
+
+    def __init__(self, params):
+        self.eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+        self.tol_abs = float(params.tol_abs)
+        self.qp_bound = float(params.qp_bound)
+        self.max_iter = params.max_iter or DEFAULT_MAX_ITER
+        self.max_time = params.max_time if params.max_time is not None else math.inf
+
+
+def _iteration_zero(data, form, warm_start, t0, n, log):
+    """(Q_P, history) at w_b = 0 or the warm start, logged, with the first cut taken there added to ``form``."""
     wb_sq = 0.0
     if warm_start is not None and "w" in warm_start:
         wb_sq = form.start_at(warm_start["w"])
@@ -581,58 +618,50 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
     if log is not None:
         log(_line(0, history[-1][1], Q_P, Q_D, 0, nerr, nv, n))
     form.add_cut(bsum, 0)
-    gap_prev = Q_P
+    return Q_P, history
 
-    it = 0
-    exit_reason = EXIT_MAXITER
-    converged = False
-    qp_steps_total = 0
-    while True:
-        it += 1
-        k = cuts.k
-        tol_qp = QP_TOL * min(max(eps * abs(Q_P), tol_abs), gap_prev) if gap_prev > 0 else 0.0
-        f, qgap, steps, _ = K.qp_simplex(cuts.H, cuts.b, cuts.alpha, k, 1.0,
-                                         tol_qp, 0.0, max(100000, 1000 * k), 3 * k + 50)
-        qp_steps_total += steps
-        Q_D = max(Q_D, -f)
-        active = cuts.alpha[:k] > 0.0
-        cuts.last_active[:k][active] = it
-        scc, qa, qb = form.combine()
-        if method == "ocas":
-            t = form.line_search(qa, qb) if qa > 0.0 else 0.0
-        else:
-            F_c = 0.5 * scc + form.loss_at_end()
-            t = 1.0 if F_c < Q_P else 0.0
-        loss, nerr, nv, bsum = data.move(t, mu)
-        Q_P = 0.5 * form.moved(t, scc) + loss
-        gap = Q_P - Q_D
-        gap_prev = gap
-        elapsed = time.perf_counter() - t0
-        history.append((it, elapsed, Q_P, Q_D))
-        if log is not None:
-            log(_line(it, elapsed, Q_P, Q_D, int(active.sum()), nerr, nv, n))
-        if progress is not None:
-            progress(it, max_iter, f"gap {gap / abs(Q_P) if Q_P else 0.0:.2e} (stop at {eps:g})")
-        if on_iteration is not None:
-            on_iteration(form.w(), it, Q_D)
-        if gap <= eps * abs(Q_P):
-            exit_reason, converged = EXIT_TOLREL, True
-        elif gap <= tol_abs:
-            exit_reason, converged = EXIT_TOLABS, True
-        elif Q_P <= qp_bound:
-            exit_reason, converged = EXIT_QPBOUND, True
-        elif elapsed >= max_time:
-            exit_reason = EXIT_MAXTIME
-        elif it >= max_iter:
-            exit_reason = EXIT_MAXITER
-        else:
-            exit_reason = None
-        if exit_reason is not None:
-            break
-        if not form.add_cut(bsum, it):
-            exit_reason = EXIT_CUTBUFFER
-            break
 
+def _reduced_dual(cuts, it, Q_P, gap_prev, lim):
+    """(-f, QP steps, active mask): the reduced dual solved warm from ``cuts.alpha``; active cuts stamped ``it``."""
+    k = cuts.k
+    tol_qp = QP_TOL * min(max(lim.eps * abs(Q_P), lim.tol_abs), gap_prev) if gap_prev > 0 else 0.0
+    f, qgap, steps, _ = K.qp_simplex(cuts.H, cuts.b, cuts.alpha, k, 1.0,
+                                     tol_qp, 0.0, max(100000, 1000 * k), 3 * k + 50)
+    active = cuts.alpha[:k] > 0.0
+    cuts.last_active[:k][active] = it
+    return -f, steps, active
+
+
+def _move(data, form, method, mu, Q_P):
+    """(Q_P, errors, violators, cut offset) after w_b moves towards w_c (line search, or cp's all-or-nothing)."""
+    scc, qa, qb = form.combine()
+    if method == "ocas":
+        t = form.line_search(qa, qb) if qa > 0.0 else 0.0
+    else:
+        F_c = 0.5 * scc + form.loss_at_end()
+        t = 1.0 if F_c < Q_P else 0.0
+    loss, nerr, nv, bsum = data.move(t, mu)
+    return 0.5 * form.moved(t, scc) + loss, nerr, nv, bsum
+
+
+def _exit(gap, Q_P, elapsed, it, lim):
+    """(exit reason, or None to go on; converged): svmocas's stopping tests, in its order."""
+    if gap <= lim.eps * abs(Q_P):
+        return EXIT_TOLREL, True
+    if gap <= lim.tol_abs:
+        return EXIT_TOLABS, True
+    if Q_P <= lim.qp_bound:
+        return EXIT_QPBOUND, True
+    if elapsed >= lim.max_time:
+        return EXIT_MAXTIME, False
+    if it >= lim.max_iter:
+        return EXIT_MAXITER, False
+    return None, False
+
+
+def _result(form, warm_start, params, n, it, converged, Q_P, Q_D, loop, t0):
+    """The FitResult at the final w_b (also left in ``warm_start``), objective Q_P / (n C), info in solve's order."""
+    cuts = form.cuts
     w_b = form.w()
     if warm_start is not None:
         warm_start["w"] = w_b.copy()
@@ -645,13 +674,10 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
         "n_active": int((cuts.alpha[:k] > 0).sum()),
         "cuts_dropped": cuts.n_dropped,
         "cuts_merged": cuts.n_merged,
-        "qp_steps": qp_steps_total,
-        "threads": nb,
-        "history": history,
-        "exit": exit_reason,
+        **loop,
         "time": time.perf_counter() - t0,
     }
-    return FitResult(w=finish_w(w_b.copy(), params), n_iter=it, objective=Q_P / (n * C),
+    return FitResult(w=finish_w(w_b.copy(), params), n_iter=it, objective=Q_P / (n * params.resolved_C(n)),
                      converged=converged, info=info)
 
 

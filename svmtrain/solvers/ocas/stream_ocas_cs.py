@@ -8,18 +8,44 @@ products with the data differ: the rows are read block by block
 blocks, W' = sum over blocks (X~_blk' G_blk)', then S_blk = X~_blk W.
 The n x M arrays (scores, coefficients), the line-search scratch, the cut
 buffer (one class index per row and cut) and one (d+1) x M array stay in
-memory (``streaming.plan_memory`` accounts them). Two products per
+memory (:func:`plan_memory` accounts them). Two products per
 iteration: four passes over the blocks. With the blocks in order the sums
 are those of the in-memory run with one thread, so a streamed run and an
 in-memory one with ``--threads 1`` take the same iterates.
 """
 import time
 
+import numpy as np
+
 from . import _ocas_cs_kernels as K
 from .. import require_base
 from ..base import kernel_bias
+from ..memory_plan import LABEL_BYTES
 from .ocas import _cut_limit, _threads_for, check_params
-from .ocas_cs import TwoPassCrammerSinger, class_costs, class_indices, cs_model, solve_with_threads
+from .ocas_cs import TwoPassCrammerSinger, class_costs, class_indices, cs_model, cut_dtype, solve_with_threads
+from .stream_memory import plan_cuts
+
+
+def state_bytes(n, d1, M):
+    """Bytes of ``-s ocas --multiclass cs``'s state beyond the labels, for n
+    rows, d1 = d + 1 weights and M classes: class index, C_i and cut
+    classes per row (24 n), six n x M arrays (scores S_b, S_d; coefficients
+    G_b, G_c, G_d, G_new), the line search's n (M - 1) breakpoints and
+    weights, and (d + 1) x M weights four times (the working W and, at the
+    end, the model's copies)."""
+    return 24 * n + 48 * n * M + 16 * n * (M - 1) + 4 * 8 * d1 * M
+
+
+def plan_memory(name, n, d, params, limit, nnz=0, n_problems=1):
+    """The MemoryPlan of ``-s ocas --multiclass cs --stream`` over
+    ``n_problems`` = M classes (see :mod:`svmtrain.solvers.memory_plan`):
+    the labels and :func:`state_bytes`; a cut is one class index per row
+    (2 bytes below 2^15 classes), so the cut buffer takes the largest
+    number of cuts that fits in half of what the state leaves
+    (:func:`svmtrain.solvers.ocas.stream_memory.plan_cuts`)."""
+    state = LABEL_BYTES * n + state_bytes(n, d + 1, n_problems)
+    cut_row = np.dtype(cut_dtype(n_problems)).itemsize * n
+    return plan_cuts(name, n, d, params, limit, state, cut_row, fill=True)
 
 
 class SourceRows:

@@ -23,6 +23,10 @@ least as well as i.i.d. sampling for SGD. The run makes floor(T n / k)
 steps (in memory: T ceil(n / k)); averaging covers the last half of them.
 Every random choice comes from ``params.seed``: the same seed, data and
 block layout give the same w, bit for bit.
+
+Memory: :func:`plan_memory` (the plan the declaration names) and
+:func:`shuffle_cost`, the shuffle buffer's price, which streamed sgd and
+asset share.
 """
 import math
 
@@ -33,6 +37,7 @@ from .._common import sq_norm
 from ._pegasos_kernels import pegasos_steps
 from .._stream_common import streamed_loss
 from ..base import kernel_bias, with_defaults
+from ..memory_plan import LABEL_BYTES, MIN_BLOCK_BYTES, MemoryPlan, check_limit
 from .pegasos import AVERAGE_FROM, DEFAULTS, _current, check_params, end_epoch, loss_setup, new_state, run_result
 
 # bytes of a pool row / nonzero: two pools (indptr, y; indices, values)
@@ -147,6 +152,34 @@ def pool_bytes(shuffle_rows, avg_nnz, longest, k, max_block_rows, max_block_nnz)
     """Memory of a shuffle buffer of ``shuffle_rows`` rows (both pools and temporaries)."""
     rows, nnz, _ = pool_size(shuffle_rows, avg_nnz, longest, k, max_block_rows, max_block_nnz)
     return rows * POOL_ROW_BYTES + nnz * POOL_NNZ_BYTES
+
+
+def plan_memory(name, n, d, params, limit, nnz=0, n_problems=1):
+    """The MemoryPlan of ``-s pegasos --stream`` (see :mod:`svmtrain.solvers.memory_plan`):
+    v, and with averaging the sum and its correction (doubled while the
+    average is formed at the end), beside the labels; two block buffers of
+    an eighth each of what is left, the shuffle buffer the rest
+    (:func:`shuffle_cost`)."""
+    state = LABEL_BYTES * n + (6 if params.average is not False else 1) * 8 * (d + 1)
+    free = check_limit(name, n, d, limit, state)
+    return MemoryPlan(limit, state, int(max(MIN_BLOCK_BYTES, free / 8)))
+
+
+def shuffle_cost(plan, source, params, d, k=None):
+    """The bytes of a shuffle buffer of r rows (a function of r) over the
+    blocks of ``source``, ``k`` rows per step (default: ``-k``, at most n).
+    Streamed pegasos holds nothing else beside it (streamed sgd and asset
+    reserve their shares in ``plan`` first, then price it here)."""
+    n = source.n_rows
+    if k is None:
+        k = max(1, min(int(params.batch_size), n))
+    avg = source.nnz / max(n, 1)
+    mbr = int(np.diff(source.bounds).max())
+
+    def cost(r):
+        return pool_bytes(r, avg, source.longest, k, mbr, source.max_block_nnz)
+
+    return cost
 
 
 def fit(source, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0),

@@ -47,14 +47,19 @@ blocks and a small buffer (a9a, lambda = 1e-3, 9 blocks, 2000 rows) the
 objective is within 1.5 % of in-memory training's over seeds 1-10 for each
 rule, which is about the seed-to-seed spread of SGD's last iterate in
 memory (tested: 3 %, and 3 % of LIBLINEAR's optimum).
+
+Memory: :func:`plan_memory` (the plan the declaration names; the weight
+vectors of :func:`state_vectors`) and :func:`shuffle_cost` (the pilot's
+sample beside pegasos' shuffle buffer, one row per step).
 """
 import math
 
 import numpy as np
 
 from ...data.dataset import Chunk
-from . import sgd
+from . import sgd, stream_pegasos
 from ..base import with_defaults
+from ..memory_plan import LABEL_BYTES, MIN_BLOCK_BYTES, MemoryPlan, check_limit
 from .pegasos import end_epoch
 from .stream_pegasos import ShuffleBuffer, _objective, epoch_draws
 
@@ -80,6 +85,24 @@ def pilot_bytes(n, nnz, longest, d):
     weight vectors."""
     m = min(n, sgd.PILOT_ROWS)
     return 64 * (m + 1) + 12 * min(nnz, m * max(int(longest), 1)) + 2 * 8 * (d + 1)
+
+
+def plan_memory(name, n, d, params, limit, nnz=0, n_problems=1):
+    """The MemoryPlan of ``-s sgd --stream`` (see :mod:`svmtrain.solvers.memory_plan`):
+    w, SGD-QN's D or FOLOS's two stamp vectors, and their transient copies
+    (:func:`state_vectors`) beside the labels; two block buffers of an
+    eighth each of what is left, the pilot and the shuffle buffer the rest
+    (:func:`shuffle_cost`)."""
+    state = LABEL_BYTES * n + state_vectors(params.update) * 8 * (d + 1)
+    free = check_limit(name, n, d, limit, state)
+    return MemoryPlan(limit, state, int(max(MIN_BLOCK_BYTES, free / 8)))
+
+
+def shuffle_cost(plan, source, params, d):
+    """Reserve the pilot's sample in ``plan`` (``d`` features), and price
+    pegasos' shuffle buffer with one row per step (k = 1)."""
+    plan.pilot = pilot_bytes(source.n_rows, source.nnz, source.longest, d)
+    return stream_pegasos.shuffle_cost(plan, source, params, d, k=1)
 
 
 def _pool_chunk(P):
