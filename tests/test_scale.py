@@ -427,6 +427,18 @@ def _both(args, data, tmp_path):
     return ours.stdout, theirs.stdout
 
 
+def _scaled_by_ours(args, data):
+    """svm-scale's bytes on standard output, in process (test_cmp_identical_train_range_on_test
+    compares a whole ``python -m svmtrain.cli.scale`` process's)."""
+    r = CliRunner().invoke(scale_main, [*map(str, args), str(data)])
+    assert r.exit_code == 0, r.output
+    return r.stdout_bytes
+
+
+def _theirs(args, data):
+    return subprocess.run([LIBSVM_SCALE, *map(str, args), str(data)], capture_output=True).stdout
+
+
 CASES = [[], ["-l", "0", "-u", "1"], ["-l", "-1", "-u", "1"], ["-y", "-1", "1"]]
 
 
@@ -436,15 +448,13 @@ def test_cmp_identical_with_libsvm(tmp_path, name):
     src = shared(name) if name == "svmguide1.xz" else bundled(name)
     data = _plain(src, tmp_path)
     for flags in CASES if name != "a9a.xz" else CASES[:2]:
-        ours, theirs = _both(flags + ["-s", tmp_path / "ours.range"], data, tmp_path)
-        subprocess.run([LIBSVM_SCALE, *flags, "-s", tmp_path / "libsvm.range", data], capture_output=True)
+        ours = _scaled_by_ours(flags + ["-s", tmp_path / "ours.range"], data)
+        theirs = _theirs(flags + ["-s", tmp_path / "libsvm.range"], data)
         assert ours == theirs, flags
         assert (tmp_path / "ours.range").read_bytes() == (tmp_path / "libsvm.range").read_bytes()
         # each reads the other's range file
-        ours_r, theirs_r = _both(["-r", tmp_path / "libsvm.range"], data, tmp_path)
-        assert ours_r == theirs
-        _, theirs_r = _both(["-r", tmp_path / "ours.range"], data, tmp_path)
-        assert theirs_r == theirs
+        assert _scaled_by_ours(["-r", tmp_path / "libsvm.range"], data) == theirs
+        assert _theirs(["-r", tmp_path / "ours.range"], data) == theirs
 
 
 @needs_libsvm
@@ -462,5 +472,4 @@ def test_cmp_identical_on_odd_values(tmp_path, seed):
     """Tiny and huge values, -0, zeros, labels needing the fallback formatter."""
     (tmp_path / "d").write_text(_random_text(seed + 100) + "3e-12 1:1e-300 4:1e300\n")
     for flags in CASES:
-        ours, theirs = _both(flags, tmp_path / "d", tmp_path)
-        assert ours == theirs, flags
+        assert _scaled_by_ours(flags, tmp_path / "d") == _theirs(flags, tmp_path / "d"), flags
