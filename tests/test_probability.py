@@ -136,8 +136,9 @@ def test_platt_sigmoids_round_trip_and_libsvm_reads_them(tmp_path):
     from svmtrain.params import TrainParams
     from svmtrain.training.train import train
     data = read_libsvm(bundled("heart_scale.xz"))
+    models = {}
     for kw in ({"solver": "dcd"}, {"solver": "sbp", "gamma": 0.5}, {"solver": "asset", "approx": "fourier"}):
-        model = train(data, TrainParams(probability=True, **kw))
+        model = models[kw["solver"]] = train(data, TrainParams(probability=True, **kw))
         assert model.prob_A is not None and model.prob_A[0] < 0      # larger scores, more likely labels[0]
         save_model(model, tmp_path / "m")
         back = load_model(tmp_path / "m")
@@ -145,7 +146,7 @@ def test_platt_sigmoids_round_trip_and_libsvm_reads_them(tmp_path):
         scores = model.decision_function(data)
         assert np.array_equal(back.probabilities(scores), model.probabilities(scores))
     from libsvm import svmutil as util
-    model = train(data, TrainParams(solver="sbp", gamma=0.5, probability=True))
+    model = models["sbp"]       # the -s sbp -g 0.5 -b 1 model above
     write_libsvm_model(model, tmp_path / "m.libsvm")
     text = tmp_path / "heart"
     text.write_bytes(lzma.decompress(bundled("heart_scale.xz").read_bytes()))
