@@ -1,7 +1,7 @@
 """The Stochastic Batch Perceptron (-s sbp), its kernel cache and its pilot, against NumPy twins and LIBSVM."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import naive_sbp as naive
 from conftest import bundled, shared
@@ -116,6 +116,7 @@ def test_water_level_matches_sorting(vals, volume, seed, hint):
 
 @settings(max_examples=200, deadline=None)
 @given(pos=values, neg=values, volume=st.floats(0, 50), seed=st.integers(0, 2**32), hint=st.integers(0, 45))
+@example(pos=[-2.6109655516147178e-79] * 3, neg=[-2.6109655516147178e-79] * 3, volume=0.0, seed=0, hint=0)  # ties: k 2 or 3
 def test_two_basin_water_level_matches_sorting_and_lp(pos, neg, volume, seed, hint):
     c = np.array(pos + neg)
     y = np.array([1.0] * len(pos) + [-1.0] * len(neg))
@@ -124,7 +125,10 @@ def test_two_basin_water_level_matches_sorting_and_lp(pos, neg, volume, seed, hi
     rs = np.array([seed | 1], np.uint64)
     k, level_sum = K.water_level_bias(c, ip, ineg, volume, rs, hint)
     k2, level_sum2 = naive.water_level_bias(np.array(pos), np.array(neg), volume)
-    assert k == k2
+    if k != k2:     # ties at the level (equal pairs): counting them under water or not are both right
+        lo, hi = sorted((k, k2))
+        sp, sn = np.sort(pos), np.sort(neg)
+        assert lo >= 1 and np.all(sp[lo - 1:hi] == sp[lo - 1]) and np.all(sn[lo - 1:hi] == sn[lo - 1]), (k, k2)
     assert level_sum == pytest.approx(level_sum2, rel=1e-9, abs=1e-9)
     assert np.sort(c[ip[:k]]).tolist() == np.sort(pos)[:k].tolist()
     assert np.sort(c[ineg[:k]]).tolist() == np.sort(neg)[:k].tolist()
