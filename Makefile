@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
 .PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-smo bench-smo-growth bench-asset clean fuzz bench-cache \
-	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-sklearn bench-multiclass bench-ocas-sparse bench-ocas-svmocas experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset exp-asset-defaults \
+	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-easy bench-sklearn bench-multiclass bench-l1 bench-ocas-sparse bench-ocas-svmocas experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset exp-asset-defaults \
 	exp-survey \
 	readme-tour
 
@@ -96,11 +96,17 @@ bench-sklearn: install
 bench-multiclass: install
 	$(BIN)/python scripts/bench_multiclass.py
 
+bench-l1: install
+	$(BIN)/python scripts/bench_l1.py --data a9a --data docstrings --data synthetic
+
 bench-ocas-sparse: install
 	$(BIN)/python scripts/bench_ocas_sparse.py $(BENCH_OCAS_ARGS)
 
 bench-grid: install
 	$(BIN)/python scripts/bench_grid.py --log2c=-5,15,4 --log2g=3,-15,-4
+
+bench-easy: install
+	$(BIN)/python scripts/bench_easy.py
 
 bench-first-run: install
 	$(BIN)/python scripts/bench_first_run.py
@@ -109,7 +115,7 @@ bench: bench-startup bench-table
 
 # every benchmark, the per-issue ones at their own (larger) default sizes
 bench-all: bench bench-parse bench-kernel bench-smo bench-smo-growth bench-asset bench-cache bench-dask bench-stream bench-param bench-tasks \
-	bench-ranking bench-first-run bench-grid bench-multiclass bench-ocas-sparse
+	bench-ranking bench-first-run bench-grid bench-easy bench-multiclass bench-l1 bench-ocas-sparse
 
 # The papers' experiments: results/NAME.csv and results/NAME.png (PNG with the `plot` extra).
 exp-pegasos: install

@@ -36,6 +36,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from gen_synthetic import generate  # noqa: E402
 
+# Whole processes of svm-train/svm-predict are timed and measured here: without the start-up
+# server (README, "The start-up server"), whose runs happen in its children, not in the
+# measured process (scripts/bench_server.py measures the server).
+os.environ.setdefault("SVMTRAIN_SERVER", "0")
+
 
 def _cached_file(workdir, rows, features, nnz, seed, skew=2.0):
     """The synthetic file for these parameters (named as scripts/bench_parse.py

@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
 """svm-train --grid against LIBSVM's grid.py (svm-grid) on the same ranges and folds count.
 
-    python scripts/bench_grid.py [--log2c -5,15,2] [--log2g 3,-15,-2] [-v 5] [--files svmguide1,a9a-5k]
+    python scripts/bench_grid.py [--log2c -5,15,2] [--log2g 3,-15,-2] [-v 5] [--files svmguide1,a9a-10k]
                                  [--solvers smo,sbp,asset] [--workdir DIR]
 
 Files: svmguide1 (../shared/data, scaled to [-1, 1] by svm-scale as LIBSVM's
-guide does) and the first 5,000 rows of a9a (bundled). grid.py runs
-``/usr/bin/svm-train`` with as many local workers as cores (its
-``nr_local_worker``, set in a temporary copy of the script; the installed
-one has 1) and no gnuplot; svm-train ``--grid`` runs each solver of
-``--solvers`` with ``--jobs`` = cores. Each program is one process, timed
-from start to exit; reported: wall seconds, the ratio to grid.py, and the
-best ``C gamma rate`` line of each (the folds differ: grid.py's are
-LIBSVM's, svmtrain's its own stratified ones).
+guide does) and the first N rows of a9a (bundled; ``a9a-5k``, ``a9a-10k``,
+any ``a9a-<N>k``). grid.py runs ``/usr/bin/svm-train`` with as many local
+workers as cores (its ``nr_local_worker``, set in a temporary copy of the
+script; the installed one has 1) and no gnuplot; svm-train ``--grid`` runs
+each solver of ``--solvers`` with ``--jobs`` = cores, after a small grid
+of each has compiled its numba kernels. Each program is one process, timed
+from start to exit; reported: wall seconds, CPU seconds (the process and
+its children: user + system), the ratios to grid.py's, and the best ``C
+gamma rate`` line of each (the folds differ: grid.py's are LIBSVM's,
+svmtrain's its own stratified ones). The machine may be shared: only
+ratios from the same run mean much, and the CPU ratio is the steadier.
 """
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -38,6 +42,17 @@ def grid_py_copy(workdir, workers):
     return path
 
 
+def head_rows(src, dst, rows):
+    """The first ``rows`` lines of ``src`` into ``dst`` (once)."""
+    if not os.path.exists(dst):
+        with open(src) as fin, open(dst, "w") as fout:
+            for k, line in enumerate(fin):       # the first rows of a file: a benchmark's setup
+                if k == rows:
+                    break
+                fout.write(line)
+    return dst
+
+
 def files(workdir, names):
     out = {}
     if "svmguide1" in names and L.data_file("svmguide1.xz"):
@@ -47,25 +62,34 @@ def files(workdir, names):
             with open(scaled, "w") as f:
                 subprocess.run(["/usr/bin/svm-scale", raw], stdout=f, check=True)
         out["svmguide1 (scaled)"] = scaled
-    if "a9a-5k" in names:
-        a9a = L.plain(L.data_file("a9a.xz"), workdir)
-        head = os.path.join(workdir, "a9a-5k")
-        if not os.path.exists(head):
-            with open(a9a) as src, open(head, "w") as dst:
-                for k, line in enumerate(src):       # the first rows of a file: a benchmark's setup
-                    if k == 5000:
-                        break
-                    dst.write(line)
-        out["a9a, first 5,000 rows"] = head
+    for name in names:
+        m = re.fullmatch(r"a9a-(\d+)k", name)
+        if m:
+            rows = int(m.group(1)) * 1000
+            a9a = L.plain(L.data_file("a9a.xz"), workdir)
+            out[f"a9a, first {rows:,} rows"] = head_rows(a9a, os.path.join(workdir, name), rows)
     return out
 
 
 def timed(cmd, cwd):
+    """(wall seconds, CPU seconds of the command and its children, its last line)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode:
         raise RuntimeError(f"{' '.join(cmd)}: {p.stderr[-500:]}")
-    return time.perf_counter() - t, p.stdout.strip().splitlines()[-1]
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, p.stdout.strip().splitlines()[-1]
+
+
+def warm_up(solvers, workdir):
+    """A small grid of each solver: numba's first compilation before any timing."""
+    heart = L.plain(L.data_file("heart_scale.xz"), workdir)
+    for solver in solvers:
+        subprocess.run([SVM_TRAIN, "--grid", "-s", solver, "-q", "-log2c", "-1,1,2", "-log2g", "-3,-1,2",
+                        "-v", "3", "-out", "null", heart], check=True, cwd=workdir, capture_output=True)
 
 
 def main(argv=None):
@@ -73,7 +97,7 @@ def main(argv=None):
     ap.add_argument("--log2c", default="-5,15,2")
     ap.add_argument("--log2g", default="3,-15,-2")
     ap.add_argument("-v", "--folds", default="5")
-    ap.add_argument("--files", default="svmguide1,a9a-5k")
+    ap.add_argument("--files", default="svmguide1,a9a-10k")
     ap.add_argument("--solvers", default="smo,sbp,asset")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "svmtrain-bench"))
     a = ap.parse_args(argv)
@@ -81,19 +105,22 @@ def main(argv=None):
     cores = os.cpu_count() or 1
     grid_py = grid_py_copy(a.workdir, cores)
     ranges = ["-log2c", a.log2c, "-log2g", a.log2g, "-v", a.folds]
-    subprocess.run([SVM_TRAIN, "-q", "-s", "sbp", L.data_file("heart_scale.xz"), os.path.join(a.workdir, "m")],
-                   check=True)                         # numba compiled before timing
+    solvers = a.solvers.split(",")
+    warm_up(solvers, a.workdir)
     print(f"ranges {' '.join(ranges)}; {cores} cores; load {L.load_average()}")
-    print("| file | program | wall s | ratio to grid.py | best (C gamma rate) |")
-    print("|---|---|---|---|---|")
+    print("| file | program | wall s | CPU s | wall ratio | CPU ratio | best (C gamma rate) |")
+    print("|---|---|---|---|---|---|---|")
     for name, path in files(a.workdir, a.files.split(",")).items():
-        t_ref, best_ref = timed([sys.executable, grid_py, "-svmtrain", "/usr/bin/svm-train", "-gnuplot", "null",
-                                 "-out", "null"] + ranges + [path], a.workdir)
-        print(f"| {name} | grid.py ({cores} workers) | {t_ref:.1f} | 1.00 | {best_ref} |", flush=True)
-        for solver in a.solvers.split(","):
-            t, best = timed([SVM_TRAIN, "--grid", "-s", solver, "-q", "--jobs", str(cores), "-out", "null"]
-                            + ranges + [path], a.workdir)
-            print(f"| {name} | svm-train --grid -s {solver} | {t:.1f} | {t / t_ref:.2f} | {best} |", flush=True)
+        t_ref, c_ref, best_ref = timed([sys.executable, grid_py, "-svmtrain", "/usr/bin/svm-train", "-gnuplot",
+                                        "null", "-out", "null"] + ranges + [path], a.workdir)
+        print(f"| {name} | grid.py ({cores} workers) | {t_ref:.1f} | {c_ref:.1f} | 1.00 | 1.00 | {best_ref} |",
+              flush=True)
+        for solver in solvers:
+            t, c, best = timed([SVM_TRAIN, "--grid", "-s", solver, "-q", "--jobs", str(cores), "-out", "null"]
+                               + ranges + [path], a.workdir)
+            print(f"| {name} | svm-train --grid -s {solver} | {t:.1f} | {c:.1f} | {t / t_ref:.2f} | "
+                  f"{c / c_ref:.2f} | {best} |", flush=True)
+    print(f"load {L.load_average()}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,9 @@ RUNS = [
     ["-s", "bmrm"], ["-s", "bmrm", "--stream"], ["-s", "norma"], ["-s", "cvm"],
     ["-s", "smo", "-t", "2"], ["-s", "smo", "-t", "2", "--working-set", "64"],
     ["-s", "smo", "--task", "r", "--working-set", "64"], ["-s", "ocas", "--multiclass", "cs", "--stream"],
+    ["-s", "5"], ["-s", "6", "-B", "1", "--model-format", "liblinear"], ["-s", "cdn", "-R", "-w", "1", "2"],
+    ["-s", "6", "-v", "3"], ["-C", "-s", "6"], ["-C", "-s", "5"],
+    ["-s", "smo", "--grid", "-log2c", "-1,3,2", "-log2g", "-3,-1,2", "-v", "3", "--jobs", "1", "-out", "null"],
 ]
 
 RUN_AND_COUNT = r"""

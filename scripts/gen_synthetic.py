@@ -254,6 +254,57 @@ def generate(path, rows=1_000_000, features=200_000, nnz_per_row=60, seed=1,
     return os.path.getsize(path)
 
 
+def bag_of_words(rows=15_935, features=62_061, mean_length=90.0, topics=20, seed=1, zipf=1.1,
+                 topic_share=0.02, tfidf=False, shift=30.0):
+    """A text-like set (issue 33's newsgroup shape): (CSR counts or tf-idf rows, topic 0..topics-1).
+
+    Word frequencies follow a power law (Zipf-Mandelbrot: rank r has weight
+    (r + ``shift``)^-``zipf``, over the ``features`` words, in a random index
+    order; the shift keeps the commonest words out of most documents, as
+    stop-word lists do);
+    document lengths (tokens) are log-normal with mean ``mean_length`` (sigma
+    0.9); each topic shares the whole vocabulary and boosts its own
+    ``topic_share`` of it (20 x more likely, drawn among all ranks), so
+    topics overlap as newsgroups do. A document draws its tokens from its
+    topic's distribution; stored values are the counts (or tf-idf,
+    log(1 + tf) * log(n / df), each row scaled to unit length). Vectorised,
+    no Python loop per document or token.
+    """
+    import scipy.sparse as sp
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 33]))
+    base = 1.0 / (np.arange(1, features + 1) + shift) ** zipf
+    perm = rng.permutation(features)                    # frequent words are not the low indices
+    topic = rng.integers(0, topics, rows)
+    sigma = 0.9
+    lengths = np.maximum(1, np.rint(rng.lognormal(np.log(mean_length) - sigma * sigma / 2, sigma, rows))).astype(np.int64)
+    doc_of = np.repeat(np.arange(rows), lengths)
+    word = np.empty(doc_of.shape[0], np.int64)
+    tok_topic = topic[doc_of]
+    for t in range(topics):                              # one draw per topic (topics << documents)
+        boost = np.ones(features)
+        boost[rng.choice(features, max(1, int(topic_share * features)), replace=False)] = 20.0
+        pt = base * boost
+        cdf = np.cumsum(pt / pt.sum())
+        sel = np.flatnonzero(tok_topic == t)
+        word[sel] = np.minimum(np.searchsorted(cdf, rng.random(sel.shape[0])), features - 1)
+    M = sp.csr_matrix((np.ones(doc_of.shape[0]), (doc_of, perm[word])), shape=(rows, features))
+    M.sum_duplicates()
+    M.sort_indices()
+    if tfidf:
+        df = np.bincount(M.indices, minlength=features)
+        M.data = np.log1p(M.data) * np.log(rows / np.maximum(df, 1))[M.indices]
+        norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+        M = sp.diags(1.0 / np.maximum(norms, 1e-300)) @ M
+        M = M.tocsr()
+    return M, topic
+
+
+def write_bag_of_words(path, M, labels):
+    """Write rows M (CSR) with ``labels`` as LIBSVM text (1-based indices)."""
+    from sklearn.datasets import dump_svmlight_file
+    dump_svmlight_file(M, labels, os.fspath(path), zero_based=False)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=1_000_000)

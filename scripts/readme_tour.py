@@ -58,10 +58,12 @@ TOUR = [
      "landmarks, then prediction as before:",
      [("svm-train -s asset -g 0.01 -c 100 data/a9a.xz a9a-rbf.model", 0),
       ("svm-predict data/a9a.t.xz a9a-rbf.model a9a-rbf.predictions", 0)]),
-    ("A LIBSVM command line does what it did there (here an RBF C-SVC, trained by `-s smo`, LIBSVM's own solver); "
+    ("A LIBSVM command line does what it did there (here an RBF C-SVC, trained by `-s smo`, LIBSVM's own solver), "
+     "as does a LIBLINEAR one (here `-s 6`, L1-regularised logistic regression, `-s cdn`: a sparse model); "
      "one that would train something else stops and names the equivalent:",
      [("svm-train -t 2 -g 0.5 -c 10 data/heart_scale.xz heart-rbf.model", 0),
-      ("svm-train -s 5 data/heart_scale.xz", 2)]),
+      ("svm-train -s 6 -c 0.1 data/heart_scale.xz heart-l1.model", 0),
+      ("svm-train -s 1 -W weights data/heart_scale.xz", 2)]),
     ("A model file that LIBLINEAR's `liblinear-predict` reads (`--model-format liblinear`); "
      "svmtrain's own format is readable text too (see [Model files](#model-files)):",
      [("svm-train -q --model-format liblinear data/heart_scale.xz heart_scale.liblinear", 0),

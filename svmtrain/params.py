@@ -9,12 +9,13 @@ from dataclasses import MISSING, dataclass, field, fields
 import math
 
 from .errors import ParameterError
-from .solvers import (REGISTRY, SOLVERS, check_supported, declaration, default_loss, kernel_solvers, listing,
-                      names)
+from .solvers import (REGISTRY, SOLVERS, check_penalty, check_supported, declaration, default_loss, kernel_solvers,
+                      listing, names)
+from .solvers.contract import PENALTIES
 from .tasks import ALL_LOSSES, DEFAULT_EPSILON, DEFAULT_NU, NAMES, ONE_CLASS, RANKING, REGRESSION
 
 
-def option(default, *flags, help, factory=None, **spelling):
+def option(default, *flags, help, factory=None, recorded_when_set=False, **spelling):
     """A TrainParams field with its command-line spelling: ``flags`` (click's
     declarations, e.g. "-c" or "-R/--no-bias"), ``help`` and ``spelling``
     (``type``: float, int; ``choices``: a tuple; ``int_range``: (lo, hi);
@@ -22,8 +23,11 @@ def option(default, *flags, help, factory=None, **spelling):
     ``as_bool``: an int 0/1 given as a bool; ``metavar``). This is the one
     description of a training parameter: svm-train builds its options from
     it (svmtrain.cli.train) and :func:`describe` documents the Python API
-    with it. ``factory`` makes the default ``factory()`` per instance."""
-    meta = {"flags": flags, "help": help, "spelling": spelling}
+    with it. ``factory`` makes the default ``factory()`` per instance.
+    ``recorded_when_set``: the model file's header names the field only
+    when it differs from its default (fields added after format version 1,
+    so that models trained without them stay byte for byte as before)."""
+    meta = {"flags": flags, "help": help, "spelling": spelling, "recorded_when_set": recorded_when_set}
     if factory is not None:
         return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)
@@ -36,7 +40,7 @@ class TrainParams:
     ``svmtrain.train(X, y, **fields)`` and the estimators' ``options``)."""
 
     solver: str = option("dcd", "-s", metavar="SOLVER", help=(
-        f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 0-4, 7, 11-13, 21 (LIBSVM's 0, 2, 3 "
+        f"Solver: {', '.join(SOLVERS)}; or LIBLINEAR's numbers 0-7, 11-13, 21 (LIBSVM's 0, 2, 3 "
         "on a line with kernel options). Kernel options (-t 1|2|3, -g, -d, -r) "
         "without -s choose smo (LIBSVM's solver)."))
     lam: float = option(None, "-l", type=float, help="Regularisation lambda (instead of -c).")
@@ -47,8 +51,8 @@ class TrainParams:
     unreg_bias: bool = option(None, "-R/--no-bias", help=(
         "Learn an unregularised bias b (pegasos, sgd; sbp, asset and norma learn one unless --no-bias)."))
     eps: float = option(None, "-e", type=float,
-                        help="Stopping tolerance (solver default: pegasos, sgd, norma none, dcd 0.1, ocas 0.01, "
-                             "smo and bmrm 0.001, cvm 1e-6).")
+                        help="Stopping tolerance (solver default: pegasos, sgd, norma none, dcd 0.1, cdn and ocas "
+                             "0.01, smo and bmrm 0.001, cvm 1e-6).")
     epochs: int = option(None, "-T", "--epochs", type=int,
                          help="Passes over the data (pegasos and sgd default 30, norma and asset 5; sbp: "
                               "its kernel rows at most -T times the rows).")
@@ -66,17 +70,22 @@ class TrainParams:
         + ", ".join(f"{loss} ({', '.join(names(lambda d, loss=loss: d.trains(RANKING, loss)))})"
                     for loss in ("pairwise-hinge", "pairwise-squared-hinge"))
         + "; one-class: one-class. Which solver takes which: svm-train --help -s NAME."))
+    penalty: str = option(None, "--penalty", choices=PENALTIES, recorded_when_set=True, help=(
+        "The regulariser: l2, 1/2 |w|^2 (every solver but "
+        + ", ".join(names(lambda d: "l2" not in d.penalties)) + "), or l1, |w|_1, for sparse weights ("
+        + ", ".join(names(lambda d: "l1" in d.penalties)) + ": LIBLINEAR's -s 5 and -s 6). Default: the solver's."))
     epsilon: float = option(None, "-p", type=float,
                             help="Regression: width of the epsilon-insensitive tube (default 0.1).")
     probability: bool = option(False, "-b", int_range=(0, 1), as_bool=True, help=(
         "1: fit Platt's sigmoids (internal 5-fold CV) so svm-predict -b 1 gives probabilities "
-        "(LIBSVM's -b); logistic models (--loss log) have them anyway."))
+        "(LIBSVM's -b); logistic models (--loss log) have them anyway. Regression: the Laplace noise's "
+        "sigma, as LIBSVM's -s 3 -b 1."))
     class_weights: dict = option(None, "-w", factory=dict, pair=True, metavar="LABEL WEIGHT", help=(
-        "Multiply C of class LABEL by WEIGHT (dcd, ocas, asset, pegasos in memory; LIBLINEAR's -wi). "
+        "Multiply C of class LABEL by WEIGHT (dcd, cdn, ocas, asset, pegasos in memory; LIBLINEAR's -wi). "
         "Repeatable."))
     max_iter: int = option(None, "--max-iter", type=int, help=(
-        "Outer-iteration cap (dcd and tron default 1000, ocas and bmrm 100000, smo max(10^7, 100 n); cvm: "
-        "core-set size, 20000)."))
+        "Outer-iteration cap (dcd, tron and cdn default 1000, cdn --loss log 100, ocas and bmrm 100000, "
+        "smo max(10^7, 100 n); cvm: core-set size, 20000)."))
     threads: int = option(None, "--threads", type=int, help=(
         "Threads for parallel passes (ocas, sbp), and one-vs-rest classes trained at once (dcd, ocas, bmrm, "
         "pegasos, sgd); default all cores."))
@@ -133,6 +142,10 @@ class TrainParams:
     rank_c: str = option(None, "--rank-c", choices=("svm_rank", "svmlight"), help=(
         "Ranking: -c is svm_rank's C (pair cost C/number of queries; the default) or "
         "SVMlight's -z p C (pair cost C)."))
+    transduction: str = option(None, "--transduction", metavar="FRACTION|auto", recorded_when_set=True, help=(
+        "Transductive SVM (SVMlight's -p; Joachims 1999): rows labelled 0 are unlabelled, and this "
+        "fraction of them is labelled +1 (auto: the labelled rows' fraction of +1). Linear, with row "
+        "costs: -s dcd."))
 
     def __post_init__(self):
         if self.loss is None:
@@ -169,6 +182,8 @@ class TrainParams:
         out = []
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.metadata.get("recorded_when_set") and v == f.default:
+                continue
             if f.name == "class_weights":
                 v = " ".join(f"{k!r} {w!r}" for k, w in sorted(v.items())) or None
             out.append((f.name, v))
@@ -221,8 +236,10 @@ def _check_solver(p):
 
 def _check_task(p):
     check_supported(p.solver, p.task, p.loss, p.kernel_type)
-    if p.probability and p.task != "c":
-        raise ParameterError(f"-b 1 (probability estimates) applies to classification, not {NAMES.get(p.task, p.task)}")
+    check_penalty(p.solver, p.penalty)
+    if p.probability and p.task not in ("c", REGRESSION):
+        raise ParameterError(f"-b 1 (probability estimates) applies to classification and regression, "
+                             f"not {NAMES.get(p.task, p.task)}")
     if p.epsilon is not None and p.task != REGRESSION:
         raise ParameterError(f"-p (epsilon) applies to regression (-z r), not {NAMES.get(p.task, p.task)}")
     if p.task == ONE_CLASS and (p.C is not None or p.lam is not None):
@@ -290,6 +307,11 @@ def _check_survey_options(p):
         raise ParameterError("--l1 is the L1 term of forward-backward splitting: give it with --update fobos")
 
 
+def _check_transduction(p):
+    from .training.transductive import check_transduction
+    check_transduction(p)
+
+
 def _check_working_set(p):
     if p.working_set is not None and p.working_set < 2:
         raise ParameterError(f"--working-set must be 2 (pair steps) or more (got {p.working_set})")
@@ -328,6 +350,7 @@ CONSTRAINTS = [
     _nonnegative("l1", "--l1"),
     _positive("budget", "--budget"),
     _check_working_set,
+    _check_transduction,
     _check_survey_options,
 ]
 

@@ -37,6 +37,8 @@ class PredictionSummary:
 @dataclass
 class RegressionSummary:
     """LIBSVM's regression measures, accumulated chunk by chunk (sums only)."""
+    # a line printed before the measures (svm-predict -b 1: LIBSVM's Laplace noise model), or None
+    note = None
     total: int = 0
     sq_err: float = 0.0
     sum_p: float = 0.0
@@ -72,8 +74,8 @@ class RegressionSummary:
         return num / den if den > 0 else float("nan")
 
     def line(self, prefix=""):
-        """LIBSVM's two lines, e.g. 'Mean squared error = 124.6 (regression)'."""
-        return (f"{prefix}Mean squared error = {self.mse:g} (regression)\n"
+        """LIBSVM's two lines, e.g. 'Mean squared error = 124.6 (regression)', after the note if any."""
+        return ("" if self.note is None else self.note + "\n") + (f"{prefix}Mean squared error = {self.mse:g} (regression)\n"
                 f"{prefix}Squared correlation coefficient = {self.scc:g} (regression)")
 
 
@@ -109,7 +111,7 @@ def predict_stream(chunks, model, out, decision_values=False, probabilities=Fals
     """
     task = getattr(model, "task", "c")
     if task == "r":
-        return _predict_values(chunks, model, out, decision_values)
+        return _predict_values(chunks, model, out, decision_values, probabilities)
     if task == "p":
         return _predict_ranking(chunks, model, out)
     if probabilities:
@@ -133,9 +135,17 @@ def predict_stream(chunks, model, out, decision_values=False, probabilities=Fals
     return summary
 
 
-def _predict_values(chunks, model, out, decision_values):
-    """A regression model's predictions, one per line; the decision value is the prediction."""
+def _predict_values(chunks, model, out, decision_values, probabilities=False):
+    """A regression model's predictions, one per line; the decision value is
+    the prediction. ``probabilities`` (-b 1): the summary starts with
+    LIBSVM's line of the model's Laplace noise (ParameterError without one)."""
     summary = RegressionSummary()
+    if probabilities:
+        from .models.probability import LAPLACE_LINE
+        if model.laplace_sigma is None:
+            raise ParameterError("-b 1: this regression model has no noise model (train it with -b 1, "
+                                 "as LIBSVM's -s 3 -b 1)")
+        summary.note = f"{LAPLACE_LINE}{model.laplace_sigma:g}"
     for chunk in chunks:
         if chunk.n_rows == 0:
             continue

@@ -92,6 +92,28 @@ def _bar(hooks, desc, **kw):
     return _NoBar() if hooks.bar is None else hooks.bar(desc, **kw)
 
 
+class _SearchBar:
+    """The bar of a search (-C, --grid): the points done and, beside them,
+    the best point so far (``best(status)`` after each point)."""
+
+    def __init__(self, bar):
+        self._bar, self._done, self._total, self._status = bar, 0, None, None
+
+    @property
+    def progress(self):
+        """The ``progress(done, total, status=None)`` callback of the search, or None without a bar."""
+        return None if self._bar.set_to is None else self._progress
+
+    def _progress(self, done, total, _status=None):
+        self._done, self._total = done, total
+        self._bar.set_to(done, total, self._status)
+
+    def best(self, status):
+        self._status = status
+        if self._bar.set_to is not None and self._total:
+            self._bar.set_to(self._done, self._total, status)
+
+
 def _ignore(*_args):
     pass
 
@@ -156,9 +178,13 @@ def check_run(params, opts, model_format=None):
     if opts.grid:
         from .selection.grid_search import check_grid
         check_grid(params, opts.search_folds)
-        _in_memory_only("--grid", opts)
+        _grid_engine(opts)
     elif any(getattr(opts, k) is not None for k in ("log2c", "log2g", "grid_out", "grid_png", "jobs")):
         raise ParameterError("-log2c, -log2g, -out, -png and --jobs belong to --grid")
+    if params.transduction is not None and (opts.folds is not None or opts.find_c or opts.streamed
+                                            or opts.engine == "dask" or opts.trace):
+        raise ParameterError("--transduction trains one model in memory: it does not combine with -v, -C, "
+                             "--stream, --engine dask or --trace")
 
 
 def _check_trace(opts):
@@ -176,7 +202,7 @@ def _check_scale(opts, model_format):
         if (lower, upper) != (-1.0, 1.0):
             raise ParameterError("--scale-range belongs to --scale")
         return
-    if opts.streamed or opts.engine == "dask":
+    if opts.streamed or (opts.engine == "dask" and not _cluster_search(opts)):
         raise ParameterError("--scale scales in memory: with --stream or --engine dask, run svm-scale first "
                              "(svm-scale -s RANGE_FILE)")
     if model_format not in (None, "svmtrain"):
@@ -184,6 +210,21 @@ def _check_scale(opts, model_format):
                              "hold: use svmtrain's format, or svm-scale -s RANGE_FILE and -r at predict time")
     if not lower < upper:
         raise ParameterError(f"--scale-range needs LOWER < UPPER (got {lower:g} {upper:g})")
+
+
+def _grid_engine(opts):
+    """--grid searches data held in memory here; its tasks run in local
+    worker processes, or on a Dask cluster (--engine dask)."""
+    if opts.streamed or opts.trace:
+        raise ParameterError("--grid searches in memory: it cannot be combined with --stream or --trace")
+    if opts.engine == "dask" and opts.jobs is not None:
+        raise ParameterError("--jobs counts local worker processes; with --engine dask the cluster's workers "
+                             "run --grid's tasks")
+
+
+def _cluster_search(opts):
+    """Whether the run is --grid with its tasks on a Dask cluster (the data stays in memory here)."""
+    return opts.grid and opts.engine == "dask"
 
 
 def _in_memory_only(flag, opts):
@@ -198,7 +239,7 @@ def _check_engine(source, opts, monitor):
     from .data.dataset import Chunk
     if not opts.streamed and opts.shuffle_buffer is not None:
         raise ParameterError("--shuffle-buffer applies to --stream")
-    elsewhere = opts.streamed or opts.engine == "dask"
+    elsewhere = opts.streamed or (opts.engine == "dask" and not _cluster_search(opts))
     if opts.trace is not None and elsewhere:
         raise ParameterError("--trace traces in-memory training; it cannot be combined with --stream or --engine dask")
     if monitor is not None and elsewhere:
@@ -226,7 +267,7 @@ def run(source, params, opts=None, hooks=None, monitor=None, n_features=None):
         source = os.fspath(source)
     check_run(params, opts)
     _check_engine(source, opts, monitor)
-    if opts.engine == "dask":
+    if opts.engine == "dask" and not _cluster_search(opts):
         return _finished(_on_cluster(source, params, opts, hooks), params, hooks)
     if opts.streamed:
         return _finished(_streamed(source, params, opts, hooks), params, hooks)
@@ -344,13 +385,22 @@ def _search_c(data, params, opts, hooks, scaling, n_features):
     """-C: LIBLINEAR's lines through ``hooks.echo``, the best C's line through
     ``hooks.result``, then (``best_model``) the model at the best C (and,
     for regression, p)."""
-    from .selection.param_search import max_c, search_c
+    from .selection.param_search import CPath, max_c, search_c
     from .training.train import train
     folds = opts.search_folds
     hooks.echo(f"Doing parameter search with {folds}-fold cross validation.")
-    with _bar(hooks, "C path") as bar:
-        path = search_c(data, params, folds, progress=bar.set_to, on_point=lambda p: hooks.echo(p.line()),
-                        start_p=opts.start_p,
+    seen = CPath()
+
+    def on_point(point):
+        hooks.echo(point.line())
+        seen.points.append(point)
+        b = seen.best
+        bar.best(f"best C = {b.C:g}, CV accuracy {100.0 * b.accuracy:g}%" if b.mse is None
+                 else f"best C = {b.C:g}, p = {b.p:g}, CV MSE {b.mse:g}")
+
+    with _bar(hooks, "C path") as plain:
+        bar = _SearchBar(plain)
+        path = search_c(data, params, folds, progress=bar.progress, on_point=on_point, start_p=opts.start_p,
                         on_max=lambda: hooks.echo(f"WARNING: maximum C ({max_c(params):g}) reached."))
     line = path.best_line()
     hooks.result(line)
@@ -364,15 +414,27 @@ def _search_c(data, params, opts, hooks, scaling, n_features):
     return _finished(model, best, hooks, scaling, lines=[line], search=path)
 
 
+def grid_axes(params, opts):
+    """(the log2 C exponents, the log2 gamma exponents) of --grid, each None
+    for ``null``: -log2c / -log2g as grid.py reads them (floats), else its
+    defaults, which grid.py keeps as ints (its lines read ``5 -7``, not
+    ``5.0 -7.0``); a linear kernel has no gamma."""
+    from .selection.grid_search import DEFAULT_LOG2C, DEFAULT_LOG2G, parse_range
+
+    def axis(given, default, flag):
+        return parse_range(given, flag) if given else [int(x) for x in parse_range(default, flag)]
+    c_exps = axis(opts.log2c, DEFAULT_LOG2C, "-log2c")
+    g_exps = axis(opts.log2g, DEFAULT_LOG2G, "-log2g")
+    if params.kernel_type == 0:
+        g_exps = None                  # a linear kernel has no gamma
+    return c_exps, g_exps
+
+
 def _search_grid(data, params, opts, hooks, name, scaling, n_features):
     """--grid: grid.py's lines through ``hooks.echo`` and its .out file, the
     model at the best point (``best_model``), then grid.py's last line, the
     best point, through ``hooks.result``."""
-    from .selection.grid_search import DEFAULT_LOG2C, DEFAULT_LOG2G, parse_range
-    c_exps = parse_range(opts.log2c or DEFAULT_LOG2C, "-log2c")
-    g_exps = parse_range(opts.log2g or DEFAULT_LOG2G, "-log2g")
-    if params.kernel_type == 0:
-        g_exps = None                  # a linear kernel has no gamma
+    c_exps, g_exps = grid_axes(params, opts)
     if opts.grid_png:
         from .selection.grid_plot import require_matplotlib
         require_matplotlib()           # before the search, not after it
@@ -392,19 +454,34 @@ def _search_grid(data, params, opts, hooks, name, scaling, n_features):
     return ran
 
 
+def _grid_client(opts):
+    """A context giving the Dask client of --grid --engine dask (the
+    scheduler at --scheduler, or a local cluster), or None (local workers)."""
+    import contextlib
+    if not _cluster_search(opts):
+        return contextlib.nullcontext()
+    from .distributed.engine import connect
+    return connect(opts.scheduler)
+
+
 def _grid_points(data, params, opts, hooks, c_exps, g_exps, out_path):
     """The GridResult of the search, each point's line to ``hooks.echo`` and,
     unless ``out_path`` is null, to the .out file as it comes."""
     from .selection.grid_search import search_grid
     out = None if out_path.lower() == "null" else open(out_path, "w")
     try:
-        with _bar(hooks, "grid") as bar:
+        with _bar(hooks, "grid") as plain:
+            bar = _SearchBar(plain)
+
             def on_point(result, point):
                 hooks.echo(result.progress_line(point))
+                bar.best(result.best_status())
                 if out is not None:
                     out.write(point.out_line() + "\n")
                     out.flush()
-            return search_grid(data, params, c_exps, g_exps, opts.search_folds, opts.jobs, on_point, bar.set_to)
+            with _grid_client(opts) as client:
+                return search_grid(data, params, c_exps, g_exps, opts.search_folds, opts.jobs, on_point,
+                                   bar.progress, client=client)
     finally:
         if out is not None:
             out.close()

@@ -3,7 +3,8 @@
 A training run is a solver (``-s``) applied to a task (``-z``) with a loss
 (``--loss``)::
 
-    -z c  classification       hinge, squared-hinge, log     labels; one-vs-rest for k > 2
+    -z c  classification       hinge, squared-hinge, log,    labels; one-vs-rest for k > 2
+                               roc-area (every pos-neg pair)
     -z r  regression           epsilon-insensitive,          real targets; -p epsilon
                                squared-epsilon-insensitive
     -z p  preference ranking   pairwise-hinge,               labels are relevance, qid: groups
@@ -20,7 +21,7 @@ it does not implement and holds no if-ladder of its own.
 CLASSIFICATION, REGRESSION, RANKING, ONE_CLASS = "c", "r", "p", "o"
 NAMES = {CLASSIFICATION: "classification", REGRESSION: "regression", RANKING: "ranking", ONE_CLASS: "one-class"}
 LOSSES = {
-    CLASSIFICATION: ("hinge", "squared-hinge", "log"),
+    CLASSIFICATION: ("hinge", "squared-hinge", "log", "roc-area"),
     REGRESSION: ("epsilon-insensitive", "squared-epsilon-insensitive"),
     RANKING: ("pairwise-hinge", "pairwise-squared-hinge"),
     ONE_CLASS: ("one-class",),

@@ -1,7 +1,13 @@
 """Shared fixtures: paths to bundled data and to ../shared/data when present."""
+import os
 from pathlib import Path
 
 import pytest
+
+# The suite runs its console scripts in process, never through a start-up server
+# (svmtrain.cli.client); tests/test_server.py turns it on for its own runs, each
+# in a private XDG_RUNTIME_DIR, and stops its servers.
+os.environ["SVMTRAIN_SERVER"] = "0"
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"

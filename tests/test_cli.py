@@ -125,8 +125,8 @@ def test_output_may_not_overwrite_model_or_test(tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["-c", "1", "-l", "1"], "give either -l LAMBDA or -c C, not both (lambda = 1/(n C))"),
     (["-c", "0"], "-c must be > 0 (got 0.0)"),
-    (["-s", "svmlight"], "unknown solver 'svmlight'; known solvers: dcd, ocas, pegasos, tron, smo, sbp, asset, "
-                         "sgd, bmrm, norma, cvm"),
+    (["-s", "svmlight"], "unknown solver 'svmlight'; known solvers: dcd, ocas, pegasos, tron, cdn, smo, sbp, "
+                         "asset, sgd, bmrm, norma, cvm"),
     (["-k", "0"], "-k must be > 0 (got 0)"),
 ])
 def test_bad_parameters(tmp_path, args, message):

@@ -40,6 +40,11 @@ TRAINS = [
     ("LIBLINEAR", "-s 4", "a9a", {"solver": "dcd", "multiclass": "cs"}, "liblinear:-s 4"),
     ("LIBLINEAR", "-s 7 -c 0.5 -B 1", "a9a", {"solver": "dcd", "loss": "log", "bias": "1.0"},
      "liblinear:-s 7 -c 0.5 -B 1"),
+    # L1-regularised: LIBLINEAR's CDN and newGLMNET, with its random orders (the same steps)
+    ("LIBLINEAR", "-s 5", "a9a", {"solver": "cdn", "loss": "squared-hinge", "penalty": "l1"}, "liblinear:-s 5"),
+    ("LIBLINEAR", "-s 6 -c 0.5 -B 1 -w-1 2", "a9a",
+     {"solver": "cdn", "loss": "log", "penalty": "l1", "bias": "1.0", "class_weights": "-1.0 2.0"},
+     "liblinear:-s 6 -c 0.5 -B 1 -w-1 2"),
     ("LIBSVM", "-t 2 -g 0.5 -c 10", "heart", {"solver": "smo", "kernel_type": "rbf", "gamma": "0.5"},
      "libsvm:-t 2 -g 0.5 -c 10"),
     ("LIBSVM", "-g 0.5 -c 10", "heart", {"solver": "smo", "kernel_type": "rbf"}, "libsvm:-g 0.5 -c 10"),
@@ -92,8 +97,8 @@ TRAINS = [
 
 # (peer, line, a part of the one-line refusal that names the svmtrain equivalent or the reason)
 REFUSES = [
-    ("LIBLINEAR", "-s 5", "-s dcd --loss squared-hinge"),
-    ("LIBLINEAR", "-s 6", "-s dcd --loss log"),
+    ("LIBLINEAR", "-s 5 --loss log", "contradicts --loss log"),
+    ("svmtrain", "-s dcd --penalty l1", "solvers that do: -s cdn"),
     ("LIBLINEAR", "-s 12 --task c", "contradicts --task c"),
     ("LIBLINEAR", "-s 21 -B 1", "-B does not apply to the one-class SVM"),
     ("LIBLINEAR", "-s 9", "svmtrain's solvers are named"),
@@ -117,7 +122,7 @@ REFUSES = [
     ("svmtrain", "-s ocas -g 0.5", "use -s smo, -s sbp, -s asset, -s norma, -s cvm, -s pegasos -t K for a kernel model"),
     ("svmtrain", "-s smo --no-bias", "-s sbp --no-bias"),
     ("svmtrain", "-s 3 --loss squared-hinge", "contradicts --loss"),
-    ("SVMlight", "-z c -c 1 -p 0.5", "transduction"),
+    ("SVMlight", "-z c -c 1 -p 0.5", "give -b 0 (no bias), or svm-train --transduction 0.5 -B 1"),
     ("LIBSVM", "-s 0 -t 2 -p 0.1", "-p (epsilon) applies to regression"),
     ("SVMlight", "-z c -j 2", "give -c C"),
     ("SVMlight", "-z c -c 1 -t 2", "give -g"),
@@ -258,6 +263,8 @@ TRANSLATES = [
     ("-z c -c 1 -b 0", "-s dcd -c 1 --task c"),
     ("-c 1 -b 1 -m 40 -h 100 -x 0", "-s smo -c 1 -m 40 -t 0"),
     ("--grid -b 1", "-s smo --grid -b 1"),
+    ("--penalty l1 -c 2", "-s cdn --penalty l1 -c 2"),       # as kernel options choose smo
+    ("-s 6 -B 1", "-s cdn --task c --loss log -B 1"),
 ]
 
 

@@ -202,5 +202,6 @@ def test_help_with_liblinear_numbers_and_unknown_names():
     r = run(["--help", "-s", "nope"])
     assert r.exit_code == 2
     assert r.output.strip() == f"svm-train: unknown solver 'nope'; known solvers: {', '.join(SOLVERS)}"
-    r = run(["-s", "5", "--help"])
-    assert r.exit_code == 2 and r.output.startswith("svm-train: -s 5: L1-regularised")
+    assert run(["-s", "6", "--help"]).output == run(["--help", "-s", "cdn"]).output
+    r = run(["-s", "9", "--help"])
+    assert r.exit_code == 2 and r.output.startswith("svm-train: -s 9: not a LIBLINEAR solver number")

@@ -167,10 +167,11 @@ def test_mushrooms(mushrooms):
 
 
 def test_synthetic_with_bias(synthetic):
-    # the two high-accuracy runs (~420 cuts: most of their time is in the reduced QP's
-    # kernel, which releases the GIL) are independent: one thread each
+    # the two tighter runs (~280 cuts at 1e-4, ~420 at 1e-5: most of their time is in the
+    # reduced QP's kernel, which releases the GIL; 1e-5 took 35 s each) are independent:
+    # one thread each. Their Q_P and Q_D bracket F* within 1e-4, enough for the bounds below.
     with ThreadPoolExecutor(2) as pool:
-        his = dict(zip((-1.0, 1.0), pool.map(lambda B: _fit(synthetic, bias=B, eps=1e-5), (-1.0, 1.0))))
+        his = dict(zip((-1.0, 1.0), pool.map(lambda B: _fit(synthetic, bias=B, eps=1e-4), (-1.0, 1.0))))
     for B in (-1.0, 1.0):
         F_lib, _ = synthetic.liblinear(B=B)
         res = _fit(synthetic, bias=B)
@@ -399,6 +400,49 @@ def test_gram_row_and_combine(small, nb):
 
 
 @pytest.mark.parametrize("nb", [1, 3])
+def test_sparse_cuts_against_numpy(small, nb):
+    """Issue 33: a buffer of dense and sparse cuts (sparsify's index/value pool): the Gram row
+    from the sparse side and w_c = sum alpha_j a_j against plain NumPy."""
+    rng = small[4]
+    k, d = 7, 50
+    cuts = rng.normal(size=(k, d)) * (rng.random((k, d)) < np.r_[[0.9], np.full(k - 1, 0.1)][:, None])
+    A = np.full((k, d), np.nan)
+    sp_start, sp_len = np.zeros(k, np.int64), np.full(k, -1, np.int64)
+    pidx, pval, at = np.empty(k * d, np.int32), np.empty(k * d), 0
+    for j in range(k):
+        if j % 3 == 0:
+            A[j] = cuts[j]
+        else:
+            sp_start[j] = at
+            sp_len[j] = K.sparsify(cuts[j], pidx, pval, at)
+            np.testing.assert_array_equal(pidx[at:at + sp_len[j]], np.flatnonzero(cuts[j]))
+            at += sp_len[j]
+    a = cuts[4]
+    h = np.full(k, np.nan)
+    K.gram_row_mixed(A, sp_start, sp_len, pidx, pval, k, a, nb, h)
+    np.testing.assert_allclose(h, cuts @ a, rtol=1e-13)
+    alpha = np.r_[0.2, 0.0, 0.5, 0.1, 0.0, 0.05, 0.15]
+    w_b = rng.normal(size=d)
+    w_c, w_d = np.full(d, np.nan), np.full(d, np.nan)
+    dots = K.combine_mixed(A, sp_start, sp_len, pidx, pval, alpha, k, w_b, w_c, w_d, nb)
+    np.testing.assert_allclose(w_c, alpha @ cuts, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(w_d, w_c - w_b, rtol=1e-13)
+    np.testing.assert_allclose(dots, [w_c @ w_c, w_d @ w_d, w_b @ w_d], rtol=1e-12)
+
+
+def test_dense_form_keeps_sparse_cuts_sparse(wide):
+    """On wide sparse data the dense form stores the late cuts (few violators) sparse (the
+    run is the row form's: test_row_form_follows_the_dense_form), each as its dense twin."""
+    data = ocas.LocalData(wide.X, wide.y, np.ones(wide.X.n_rows), -1.0, wide.d + 1, 1)
+    form = ocas.DenseForm(data, wide.d + 1, 100, 1)
+    res = ocas.solve(data, wide.X.n_rows, wide.d + 1, TrainParams(solver="ocas", threads=1), form=form)
+    c = form.cuts
+    assert res.converged and (c.sp_len[:c.k] >= 0).sum() >= 1
+    for j in range(c.k):     # every stored cut is what its dense twin would be
+        assert np.count_nonzero(c.dense(j)) == (c.sp_len[j] if c.sp_len[j] >= 0 else np.count_nonzero(c.dense(j)))
+
+
+@pytest.mark.parametrize("nb", [1, 3])
 @pytest.mark.parametrize("warm", [False, True])
 def test_combine_and_shift_rows(small, nb, warm):
     """The row form's products (sums over the examples) equal the dense ones."""
@@ -542,6 +586,52 @@ def test_qp_smo_only_path(case):
     if faces > 0:    # it may give up (negative) on degenerate faces; SMO then finishes
         assert N.qp_value(H, b, alpha) == pytest.approx(f_bf, abs=1e-9)
     assert np.all(alpha >= 0) and alpha.sum() <= 1.0 + 1e-12
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_qp_faces_against_bruteforce(case):
+    """The factorised active-set method alone (issue 33): the brute-force optimum (the NumPy
+    twin) from cold and warm starts, also on rank-deficient Gram matrices (k cuts in d < k
+    dimensions, duplicate and zero cuts), where it moves along null directions and never gives up."""
+    rng = np.random.default_rng(300 + case)
+    k = 3 + case % 6
+    d = [2, 3, 12][case % 3]
+    H, b = _random_qp(rng, k, d, dup=case % 4 == 1, scale=10.0 ** (case % 3 - 1))
+    Cb = [1.0, 0.05, 3.0][case % 3]
+    f_bf, _ = N.qp_bruteforce(H, b, Cb)
+    scale = max(abs(f_bf), 1e-3)
+    for start in range(3):
+        alpha = np.zeros(k) if start == 0 else rng.random(k) * (rng.random(k) < 0.6)
+        alpha *= min(1.0, Cb / max(alpha.sum(), 1e-300)) * (0.5 if start == 2 else 1.0)
+        faces = K.qp_faces(H, b, alpha, k, Cb, 1e-13 * scale, 1000)
+        assert faces > 0 and np.all(alpha >= 0) and alpha.sum() <= Cb * (1 + 1e-12)
+        assert N.qp_value(H, b, alpha) == pytest.approx(f_bf, abs=1e-9 * scale)
+
+
+def test_qp_faces_on_many_dependent_cuts():
+    """60 cuts in 5 dimensions (regression on a few features: at most 6 cuts can be
+    independent, so nearly every entering cut meets a singular face): the factorised method
+    reaches SLSQP's value and the gap without giving up."""
+    rng = np.random.default_rng(5)
+    H, b = _random_qp(rng, 60, 5)
+    alpha = np.zeros(60)
+    assert K.qp_faces(H, b, alpha, 60, 1.0, 1e-12, 1000) > 0
+    g = H @ alpha - b
+    assert alpha @ g - min(0.0, g.min()) <= 1e-9
+    assert N.qp_value(H, b, alpha) <= N.qp_scipy(H, b, 1.0)[0] + 1e-9
+
+
+def test_chol_delete_against_numpy():
+    rng = np.random.default_rng(2)
+    A = rng.normal(size=(7, 9))
+    R = A @ A.T
+    for c in (0, 3, 6):
+        L = np.zeros((8, 8))
+        L[:7, :7] = np.linalg.cholesky(R)
+        K.chol_delete(L, 7, c)
+        keep = [i for i in range(7) if i != c]
+        np.testing.assert_allclose(L[:6, :6], np.linalg.cholesky(R[np.ix_(keep, keep)]), rtol=1e-10, atol=1e-12)
+        assert not L[6].any() and not L[:, 6].any()
 
 
 _line_case = N.line_case

@@ -159,5 +159,74 @@ def test_platt_sigmoids_round_trip_and_libsvm_reads_them(tmp_path):
 def test_b1_refusals():
     from svmtrain.errors import ParameterError
     from svmtrain.params import TrainParams, check_params
-    with pytest.raises(ParameterError, match="applies to classification"):
-        check_params(TrainParams(task="r", probability=True))
+    with pytest.raises(ParameterError, match="applies to classification and regression, not ranking"):
+        check_params(TrainParams(task="p", solver="ocas", probability=True))
+    with pytest.raises(ParameterError, match="applies to classification and regression, not one-class"):
+        check_params(TrainParams(task="o", solver="smo", probability=True))
+    check_params(TrainParams(task="r", probability=True))
+
+
+def test_laplace_sigma_is_libsvms_formula():
+    """LIBSVM's svm_svr_probability written out with scalars (the twin): the
+    mean absolute residual, again without the residuals beyond 5 std."""
+    from svmtrain.models.probability import laplace_sigma
+    r = np.r_[np.random.default_rng(3).laplace(0.0, 0.7, 400), 40.0, -55.0]     # two outliers
+    mae = sum(abs(v) for v in r) / len(r)
+    std = (2 * mae * mae) ** 0.5
+    kept = [abs(v) for v in r if abs(v) <= 5 * std]
+    assert laplace_sigma(r) == pytest.approx(sum(kept) / len(kept), rel=1e-12)
+    assert len(kept) == 400 and laplace_sigma(r) == pytest.approx(0.7, rel=0.1)
+
+
+def _regression_file(tmp_path, sigma=0.5):
+    """heart_scale's rows with targets 10 + 3 x1 - 2 x2 + Laplace noise of scale ``sigma``."""
+    data = read_libsvm(bundled("heart_scale.xz"))
+    X = np.zeros((data.n_rows, data.n_features))
+    for i in range(data.n_rows):
+        lo, hi = data.indptr[i], data.indptr[i + 1]
+        X[i, data.indices[lo:hi]] = data.values[lo:hi]
+    y = 10 + 3 * X[:, 0] - 2 * X[:, 1] + np.random.default_rng(8).laplace(0.0, sigma, data.n_rows)
+    path = tmp_path / "reg"
+    path.write_text("".join(f"{t:.17g} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row) if v) + "\n"
+                            for t, row in zip(y.tolist(), X.tolist())))
+    return path
+
+
+def test_svr_b1_sigma_is_libsvms_and_round_trips(tmp_path):
+    """svm-train --task r -b 1 (-s smo): the Laplace sigma within 10 % of
+    LIBSVM's -s 3 -b 1 on the same file (each draws its own folds), in the
+    model file both ways; svm-predict -b 1 prints LIBSVM's line, the
+    predictions unchanged."""
+    from libsvm import svmutil as util
+    from svmtrain.cli.train import main as train_main
+    data = _regression_file(tmp_path)
+    y, x = util.svm_read_problem(str(data))
+    reset_c_rand()
+    theirs = util.svm_train(y, x, "-s 3 -c 4 -b 1 -q").get_svr_probability()
+    for fmt in ("svmtrain", "libsvm"):
+        model_path = tmp_path / f"m.{fmt}"
+        r = CliRunner().invoke(train_main, ["-q", "--task", "r", "-s", "smo", "-c", "4", "-b", "1",
+                                            "--model-format", fmt, str(data), str(model_path)])
+        assert r.exit_code == 0, r.output
+        sigma = load_model(model_path).laplace_sigma
+        assert sigma == pytest.approx(theirs, rel=0.1)
+        assert 0.4 < sigma < 0.9                      # the noise's 0.5 plus the model's own error
+        if fmt == "libsvm":                            # LIBSVM reads our probA as its sigma
+            assert util.svm_load_model(str(model_path)).get_svr_probability() == pytest.approx(sigma, rel=1e-12)
+        r = CliRunner().invoke(predict_main, ["-b", "1", str(data), str(model_path), str(tmp_path / "out")])
+        assert r.exit_code == 0, r.output
+        assert r.output.startswith("Prob. model for test data: target value = predicted value + z,\n"
+                                   f"z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma={sigma:g}\n"
+                                   "Mean squared error = ")
+        plain = CliRunner().invoke(predict_main, [str(data), str(model_path), str(tmp_path / "plain")])
+        assert plain.exit_code == 0 and (tmp_path / "out").read_bytes() == (tmp_path / "plain").read_bytes()
+
+
+def test_svr_b1_needs_a_model_with_sigma(tmp_path):
+    from svmtrain.cli.train import main as train_main
+    data = _regression_file(tmp_path)
+    r = CliRunner().invoke(train_main, ["-q", "--task", "r", str(data), str(tmp_path / "m")])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(predict_main, ["-b", "1", str(data), str(tmp_path / "m"), str(tmp_path / "out")])
+    assert r.exit_code == 2 and "no noise model (train it with -b 1" in r.output
+    assert not (tmp_path / "out").exists()

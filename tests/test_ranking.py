@@ -429,7 +429,7 @@ def test_tron_ranking_reaches_liblinear_on_the_pair_file(liblinear_squared_pairs
 def test_tron_ranking_command_lines(tmp_path):
     """svm-train -s tron --task p (the loss defaults to tron's) writes a model
     whose header names the loss; svm-predict prints the ranking lines; -s tron
-    refuses classification naming the solvers that train it."""
+    refuses the hinge (its classification losses are LIBLINEAR -s 2's and -s 0's) naming the solvers that train it."""
     chunk, _ = synthetic(n=200, queries=10, seed=4)
     data = tmp_path / "r.txt"
     write_text(data, chunk)
@@ -440,8 +440,9 @@ def test_tron_ranking_command_lines(tmp_path):
     assert m.task == "p" and dict(m.header).get("loss") == "pairwise-squared-hinge"
     p = CliRunner().invoke(predict_main, [str(data), str(model), str(tmp_path / "out")])
     assert p.exit_code == 0 and p.output.startswith("Pairwise accuracy = "), p.output
-    r = CliRunner().invoke(train_main, ["-s", "tron", str(data), str(model)])
-    assert r.exit_code == 2 and "-s tron does not train classification" in r.output, r.output
+    r = CliRunner().invoke(train_main, ["-s", "tron", "--loss", "hinge", str(data), str(model)])
+    says = "-s tron does not train classification (--task c); it takes --loss squared-hinge"
+    assert r.exit_code == 2 and says in r.output, r.output
     r = CliRunner().invoke(train_main, ["-s", "ocas", "--task", "p", "--loss", "pairwise-squared-hinge",
                                         str(data), str(model)])
     assert r.exit_code == 2 and "-s tron" in r.output, r.output

@@ -115,3 +115,46 @@ def test_check_run_refuses_combinations():
     with pytest.raises(ParameterError, match="--scale keeps the ranges in the model"):
         check_run(params, RunOptions(scale=True), model_format="liblinear")
     check_run(params, RunOptions(scale=True))
+
+
+class _RecordingBar:
+    """A progress bar that keeps every (done, total, status) it is shown."""
+
+    def __init__(self, shown, desc, **_kw):
+        self.desc, self.shown = desc, shown
+
+    def set_to(self, done, total, status=None):
+        self.shown.append((self.desc, done, total, status))
+
+    def advance(self, n):
+        pass
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+def test_search_bars_show_points_done_and_the_best_so_far(heart):
+    """-C's and --grid's bars count the points and show the best one so far,
+    the same best the search reports at its end."""
+    shown = []
+    hooks = Hooks(bar=lambda desc, **kw: _RecordingBar(shown, desc, **kw))
+    data = read_libsvm(heart)
+    found = run(data, TrainParams(solver="dcd"), RunOptions(find_c=True, folds=3, best_model=False), hooks)
+    path = [s for s in shown if s[0] == "C path"]
+    assert [s[1] for s in path] == sorted(s[1] for s in path) and path[-1][1] == 3 * len(found.search.points)
+    b = found.search.best
+    assert path[-1][3] == f"best C = {b.C:g}, CV accuracy {100.0 * b.accuracy:g}%"
+    shown.clear()
+    grid = run(data, TrainParams(solver="smo", kernel_type=2),
+               RunOptions(grid=True, folds=3, log2c="-1,1,2", log2g="-2,0,2", grid_out="null", best_model=False),
+               hooks)
+    bars = [s for s in shown if s[0] == "grid"]
+    assert bars[-1][1:3] == (4, 4)
+    g = grid.search.best
+    assert bars[-1][3] == f"best c={2.0 ** g.log2c}, g={2.0 ** g.log2g}, rate={g.rate}"

@@ -387,7 +387,9 @@ def test_help_and_version():
 
 def test_console_script_declared():
     text = (ROOT / "pyproject.toml").read_text()
-    assert 'svm-scale = "svmtrain.cli.scale:console_main"' in text
+    assert 'svm-scale = "svmtrain.cli.client:svm_scale"' in text      # the thin client of the start-up server
+    from svmtrain.cli.client import COMMANDS
+    assert COMMANDS["svm-scale"] == "svmtrain.cli.scale:console_main"
 
 
 def test_console_main_flushes_exit_codes_and_closed_pipe(tmp_path):

@@ -57,7 +57,7 @@ def test_console_scripts_flush_everything_and_keep_exit_codes(tmp_path):
     assert len(r.stdout.splitlines()) == 270 and r.stderr.startswith("Accuracy = ")
     truth = [float(line.split()[0]) for line in data.read_text().splitlines()]
     assert np.mean(np.array(r.stdout.split(), float) == np.array(truth)) > 0.8
-    r = python(train, "-s", "5", data, tmp_path / "m2")     # refused: exit 2, one line
+    r = python(train, "-s", "5", "-W", "w", data, tmp_path / "m2")     # refused: exit 2, one line
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and not (tmp_path / "m2").exists()
     r = python(train, tmp_path / "missing", tmp_path / "m3")      # bad input: 2
     assert r.returncode == 2 and "missing" in r.stderr

@@ -10,7 +10,7 @@ from svmtrain.solvers import REGISTRY, SOLVERS, solvers_for
 
 
 def test_every_solver_is_in_the_table_with_losses_of_its_tasks():
-    assert list(REGISTRY) == list(SOLVERS) and len(SOLVERS) == 11
+    assert list(REGISTRY) == list(SOLVERS) and len(SOLVERS) == 12
     for solver, d in REGISTRY.items():
         by_task = d.tasks
         assert d.name == solver and by_task, solver
@@ -26,7 +26,7 @@ def test_default_loss_follows_the_task():
 
 
 @pytest.mark.parametrize("kw, says", [
-    ({"solver": "ocas", "loss": "squared-hinge"}, "solvers that do: -s dcd, -s asset"),
+    ({"solver": "ocas", "loss": "squared-hinge"}, "solvers that do: -s dcd, -s tron, "),
     ({"solver": "pegasos", "task": "p"}, "solvers that do: -s ocas"),
     ({"solver": "ocas", "task": "o"}, "solvers that do: -s dcd, -s smo, -s asset"),
     ({"solver": "ocas", "rank_c": "svmlight"}, "--rank-c applies to ranking"),
@@ -48,7 +48,7 @@ def test_supported_pairs_pass():
 
 
 def test_solvers_for_lists_in_table_order():
-    assert solvers_for("c", "squared-hinge") == ["dcd", "asset", "cvm"]
+    assert solvers_for("c", "squared-hinge") == ["dcd", "tron", "cdn", "asset", "cvm"]
     assert solvers_for("o") == ["dcd", "smo", "asset"]
     assert solvers_for("p") == ["ocas", "tron"]
     assert solvers_for("p", "pairwise-squared-hinge") == ["tron"]

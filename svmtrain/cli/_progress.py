@@ -22,11 +22,17 @@ class Progress:
     def set_to(self, done, total, status=None):
         """Show ``done`` of ``total``; ``status`` (e.g. the duality gap) beside the bar."""
         if self.bar is not None:
-            self.bar.total = total
-            self.bar.n = done
+            bar = self.bar
+            bar.total = total
+            bar.n = done
             if status is not None:
-                self.bar.set_postfix_str(status, refresh=False)
-            self.bar.refresh()
+                bar.set_postfix_str(status, refresh=False)
+            # as tqdm's update(): shown after DELAY_S, and last_print_t kept, without
+            # which close() takes the bar for never shown and leaves it on the screen
+            now = bar._time()
+            if now >= bar.start_t + bar.delay:
+                bar.refresh()
+                bar.last_print_t = now
 
     def close(self):
         if self.bar is not None:

@@ -80,6 +80,8 @@ def summary(model, params, echo, log):
         n_sv = sum(r.info["n_sv"] for r in results)
     if n_sv is not None:
         fields.append(f"nSV = {n_sv}")
+    if all("nnz" in r.info for r in results):         # sparse (L1) models: LIBLINEAR's #nonzeros/#features
+        fields.append(f"#nonzeros/#features = {sum(r.info['nnz'] for r in results)}/{k * model.n_features}")
     fields.append(f"Training time = {model.train_time:.3f} s")
     if k > 1:
         for label, r in zip(model.labels, results):

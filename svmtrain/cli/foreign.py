@@ -17,6 +17,8 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
   only LIBSVM's ``svm-train`` has among the two (``LIBSVM_ONLY``: ``-b 0|1``,
   ``-m MB``, ``-h 0|1``; LIBLINEAR's ``train`` has none of them), see
   :func:`_libsvm_flags`; SVMlight lines (below) are never LIBSVM lines;
+* ``--penalty l1`` without ``-s`` trains the L1 solver (``-s cdn``), as a
+  kernel option without ``-s`` trains the kernel solver;
 * numeric ``-s`` values are LIBLINEAR's (``LIBLINEAR_S``), except on a
   LIBSVM line, where they are LIBSVM's svm_type (``LIBSVM_S``); ``-n`` with
   ``-s 1``, ``-s 2`` or ``-s 4`` on a line that could be either peer's
@@ -53,7 +55,7 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
 import re
 
 from ..errors import ParameterError
-from ..solvers import solvers_for
+from ..solvers import declaration, names, solvers_for
 
 # LIBLINEAR's -s numbers (linear default): number -> svm-train options, or the refusal
 LIBLINEAR_S = {
@@ -62,10 +64,8 @@ LIBLINEAR_S = {
     "2": ["-s", "dcd", "--task", "c", "--loss", "squared-hinge"],   # LIBLINEAR trains it primal; same optimum
     "3": ["-s", "dcd", "--task", "c", "--loss", "hinge"],
     "4": ["-s", "dcd", "--multiclass", "cs"],
-    "5": "L1-regularised SVMs (LIBLINEAR -s 5) are not available; -s dcd --loss squared-hinge "
-         "is the L2-regularised one (LIBLINEAR -s 1/2)",
-    "6": "L1-regularised logistic regression (LIBLINEAR -s 6) is not available; "
-         "-s dcd --loss log is the L2-regularised one (LIBLINEAR -s 0/7)",
+    "5": ["-s", "cdn", "--task", "c", "--loss", "squared-hinge"],   # L1-regularised: CDN, LIBLINEAR's method
+    "6": ["-s", "cdn", "--task", "c", "--loss", "log"],             # L1-regularised: newGLMNET, LIBLINEAR's
     "7": ["-s", "dcd", "--task", "c", "--loss", "log"],
     "11": ["-s", "dcd", "--task", "r", "--loss", "squared-epsilon-insensitive"],   # primal; same optimum
     "12": ["-s", "dcd", "--task", "r", "--loss", "squared-epsilon-insensitive"],
@@ -81,6 +81,7 @@ LIBSVM_S = {
     "4": "nu-SVR (LIBSVM -s 4) is not available; epsilon-SVR is -s smo -z r with -p EPSILON",
 }
 KERNEL_SOLVER = "smo"      # what LIBSVM's C-SVC (and SVMlight's biased hyperplane) trains here
+DEFAULT_SOLVER = "dcd"     # svm-train's -s without -s (TrainParams.solver's default)
 UNBIASED_KERNEL_SOLVER = "sbp"     # SVMlight's -b 0 with a kernel: sbp --no-bias
 KERNEL_FLAGS = ("-g", "-d", "-r")
 # flags only SVMlight's svm_learn has: a line with one of them is SVMlight's
@@ -225,7 +226,7 @@ def translate_train(args, command):
         _svmlight_defaults(line)
     elif line.has("-p") and not line.has("--task") and not line.has("-s"):
         raise ParameterError("-p (epsilon) is LIBSVM/LIBLINEAR's regression tube width: give --task r "
-                             "(or LIBLINEAR's -s 11|12|13)")
+                             "(or LIBLINEAR's -s 11|12|13); SVMlight's -p (transduction) is --transduction FRACTION")
     _solver_of(line, libsvm_flags)
     _probability_or_bias(line, libsvm_flags)
     if shrinking in ("0", "1") and line.value("-s") == "smo" and not line.has("--shrinking"):
@@ -363,7 +364,7 @@ def _refused(line):
 def _svmlight_task(line):
     """SVMlight's -z becomes --task (svmtrain's own spelling); its -w EPS becomes -p EPS."""
     if line.has("-p"):
-        raise ParameterError("-p (SVMlight's transduction fraction) has no equivalent")
+        _svmlight_transduction(line)
     if line.has("-z"):
         z = line.value("-z")
         if z == "o":
@@ -376,6 +377,21 @@ def _svmlight_task(line):
             flag_values = ["-p", values]
             line.options[line.options.index([flag, values])] = flag_values
             break
+
+
+def _svmlight_transduction(line):
+    """SVMlight's -p FRACTION: --transduction FRACTION, on its unbiased
+    linear problem (-b 0); with SVMlight's unregularised bias it is refused."""
+    fraction = line.value("-p")
+    if not _NUMBER.match(fraction or ""):
+        raise ParameterError(f"-p takes a number, SVMlight's fraction of unlabelled rows labelled +1 (got {fraction})")
+    if line.value("-b") != "0":
+        raise ParameterError("-p (SVMlight's transduction) with its unregularised bias has no exact equivalent: "
+                             "svmtrain's transductive SVM (--transduction) trains -s dcd, whose bias is a "
+                             "regularised constant feature; give -b 0 (no bias), or svm-train --transduction "
+                             f"{fraction} -B 1")
+    line.drop("-p")
+    line.options.append(["--transduction", [fraction]])
 
 
 def _svmlight_cost_factor(line):
@@ -460,6 +476,8 @@ def _solver_of(line, libsvm_flags):
     if s is None:
         if libsvm_line:
             line.options.insert(0, ["-s", [KERNEL_SOLVER]])
+        else:
+            _penalty_solver(line)
         return
     if _INT.match(s):
         s = str(int(s))
@@ -490,6 +508,18 @@ def _solver_of(line, libsvm_flags):
     elif _NUMBER.match(s):
         raise ParameterError(f"-s {s}: -s names the solver here (dcd, ocas, pegasos, sbp, asset, smo); "
                              "SVMlight's kernel scale s is -g")
+
+
+def _penalty_solver(line):
+    """``--penalty P`` without ``-s``: the first solver of the registry that
+    trains P when the default solver does not (``--penalty l1``: ``-s cdn``),
+    as kernel options choose the kernel solver."""
+    penalty = line.value("--penalty")
+    if penalty is None or penalty in declaration(DEFAULT_SOLVER).penalties:
+        return
+    able = names(lambda d: penalty in d.penalties)
+    if able:
+        line.options.insert(0, ["-s", [able[0]]])
 
 
 def _probability_or_bias(line, libsvm_flags):

@@ -18,6 +18,7 @@ Rows are the solvers in registry order; columns:
   nonlinear ``-t``; ``no``: linear models only);
 * ``--multiclass cs`` (Crammer-Singer): in memory, ``--stream``, ``--engine dask``;
 * ``-B`` (a constant feature on linear models);
+* ``--penalty``: the regularisers of its models (l2, l1);
 * ``--grid`` (C and gamma of a kernel model, classification).
 """
 import sys
@@ -62,6 +63,7 @@ class Row:
     multiclass_cs: tuple
     bias: bool
     grid: str
+    penalties: tuple = ("l2",)
 
     def layers(self, task, loss):
         return self.pairs[(task, loss)]
@@ -125,7 +127,8 @@ def cs_layers(name):
 
 def row(name):
     return Row(solver=name, pairs={(t, l): pair_layers(name, t, l) for t, l in PAIRS}, kernel=kernel_cell(name),
-               multiclass_cs=cs_layers(name), bias=declaration(name).bias, grid=grid_cell(name))
+               multiclass_cs=cs_layers(name), bias=declaration(name).bias, grid=grid_cell(name),
+               penalties=declaration(name).penalties)
 
 
 def matrix():
@@ -144,6 +147,7 @@ def _columns(rows, spell, blank, pair_header):
     cols.append(("", "kernel", [r.kernel for r in rows]))
     cols.append(("", "--multiclass cs", [spell(r.multiclass_cs) or blank for r in rows]))
     cols.append(("", "-B", [YES if r.bias else NO for r in rows]))
+    cols.append(("", "--penalty", [", ".join(r.penalties) for r in rows]))
     cols.append(("", "--grid", [r.grid for r in rows]))
     return cols
 
@@ -152,7 +156,7 @@ def text(rows=None):
     """The plain-text table with its legend (svm-train --capabilities)."""
     rows = matrix() if rows is None else rows
     cols = _columns(rows, lambda layers: "".join(CODE[x] for x in layers), ".", lambda loss: SHORT.get(loss, loss))
-    cols[-3] = ("", "cs", cols[-3][2])
+    cols[-4] = ("", "cs", cols[-4][2])
     widths = [max(len(h), *(len(c) for c in cells)) for _, h, cells in cols]
     groups, i = [], 0
     while i < len(cols):        # the task names above their losses' columns
@@ -176,6 +180,7 @@ def text(rows=None):
               *("        " + line for line in kernel_limits()),
               "cs: --multiclass cs (Crammer-Singer) in memory (m), with --stream (s), on Dask (d).",
               "-B: takes -B BIAS, a constant feature, on linear models.",
+              "--penalty: the regularisers of its models, l2 = 1/2 |w|^2, l1 = |w|_1 (sparse weights).",
               "--grid: svm-train --grid searches C and gamma of its kernel model (classification).",
               "Losses: " + "; ".join(f"{SHORT.get(loss, loss)} = {loss}" for _, loss in PAIRS
                                     if SHORT.get(loss, loss) != loss) + "."]
@@ -219,6 +224,8 @@ kernel model with a nonlinear `-t` (1, 2, 3), a linear one otherwise; `no`,
 linear models only (`-t`, `-g`, `-d`, `-r` are refused). {" ".join(kernel_limits())} **--multiclass cs**:
 Crammer-Singer classification (hinge, linear) in memory, with `--stream`,
 on Dask. **-B**: takes `-B BIAS` (a constant feature) on linear models.
+**--penalty**: the regularisers of its models (`--penalty`), `l2` = 1/2 |w|^2,
+`l1` = |w|_1 (sparse weights).
 **--grid**: `svm-train --grid` searches C and gamma of its kernel model
 (classification).
 

@@ -32,7 +32,8 @@ class _Command(click.Command):
 @click.option("-d", "--decision-values", is_flag=True,
               help="Follow each label with the decision values, in the model's label order.")
 @click.option("-b", "probability", type=click.IntRange(0, 1), default=0, show_default=True,
-              help="1: probability estimates (logistic models), as LIBLINEAR's -b 1.")
+              help="1: probability estimates (logistic models, models trained with -b 1), as LIBLINEAR's and "
+              "LIBSVM's -b 1; a regression model's line of its Laplace noise.")
 @click.option("--chunk-size", type=int, default=None, help="Rows per chunk when reading.")
 @click.option("-q", "quiet", is_flag=True, help="Quiet: do not print the accuracy.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,

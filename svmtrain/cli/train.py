@@ -59,6 +59,14 @@ def _precompile(ctx, _param, value):
     ctx.exit(0)
 
 
+def _server(ctx, _param, value):
+    """--server status|start|stop: the start-up server's state, start or stop it (svmtrain.cli.client), then exit."""
+    if value is None or ctx.resilient_parsing:
+        return
+    from .client import server_control
+    ctx.exit(server_control("svm-train", value, echo=click.echo))
+
+
 def click_spelling(f):
     """click.option's keyword arguments for the TrainParams field ``f``,
     from its one description (:func:`svmtrain.params.option`)."""
@@ -104,6 +112,10 @@ def param_options(command):
 @click.option("--precompile", is_flag=True, is_eager=True, expose_value=False, callback=_precompile,
               help="Compile every solver's kernels now, in parallel processes, and exit (make demo runs it; "
               "otherwise a solver's first run compiles its own).")
+@click.option("--server", type=click.Choice(["status", "start", "stop"]), is_eager=True, expose_value=False,
+              callback=_server, help="The start-up server (README, \"The start-up server\"): status lists this "
+              "user's servers, start starts this environment's now, stop stops them all; then exit. "
+              "SVMTRAIN_SERVER=0 runs without one.")
 @param_options
 @click.option("-v", "folds", type=int, help="N-fold cross-validation: print the accuracy, write no model.")
 @click.option("--scale", "scale", is_flag=True,

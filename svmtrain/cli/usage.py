@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import click
 
 from ..solvers import REGISTRY, SOLVERS, declaration, kernel_solvers, listing, names
+from ..solvers.contract import PENALTY_NAMES
 from ..tasks import LOSSES, NAMES
 
 PROG = "svm-train"
@@ -76,9 +77,9 @@ def groups():
     own = [Group(f"Options of -s {name} alone", (name,), own_options(name)) for name in SOLVERS if own_options(name)]
     return [
         Group("General options", None, (
-            "solver", "task", "loss", "lam", "C", "eps", "epsilon", "probability", "class_weights", "nu", "rank_c",
-            "multiclass", "epochs", "batch_size", "average", "unreg_bias", "max_iter", "threads", "seed",
-            "precompile", "capabilities", "version", "help"),
+            "solver", "task", "loss", "penalty", "lam", "C", "eps", "epsilon", "probability", "class_weights", "nu",
+            "rank_c", "multiclass", "epochs", "batch_size", "average", "unreg_bias", "max_iter", "threads", "seed",
+            "precompile", "capabilities", "server", "version", "help"),
               note="Where an option's help names solvers, only they read it."),
         Group("Input", None, ("chunk_size", "cache", "scale", "scale_range")),
         Group("Linear models: LIBLINEAR's bias feature", tuple(names(lambda d: d.bias)), ("bias",)),
@@ -90,6 +91,7 @@ def groups():
         Group("Model selection: C of a linear model (LIBLINEAR's -C)", tuple(names(searches_c)), ("find_c",)),
         Group("Model selection: C and gamma of a kernel (LIBSVM's grid.py)", tuple(kernel_solvers()),
               ("grid", "log2c", "log2g", "grid_out", "grid_png", "jobs"), kernel_note=True),
+        Group("Transduction (SVMlight's -p)", tuple(names(lambda d: d.trains_transductive())), ("transduction",)),
         Group("Out of core", tuple(names(lambda d: d.streamed is not None)), ("stream", "memory_limit")),
         Group("Out of core: shuffle buffer", tuple(names(_shuffles)), ("shuffle_buffer",)),
         Group("Dask", tuple(names(lambda d: d.dask)), ("engine", "scheduler")),
@@ -253,6 +255,7 @@ def facts(name):
     return [
         ("Trains", _by_task(d.tasks)),
         ("Model", _kernel_sentence(d)),
+        ("--penalty", ", ".join(f"{p} ({PENALTY_NAMES[p]})" for p in d.penalties)),
         ("-B", "yes: LIBLINEAR's bias feature" if d.bias else "no"),
         ("--multiclass cs", f"yes: Crammer-Singer ({', '.join(cs_where)})" if d.multiclass_cs
          else "no: one-vs-rest only" if "c" in d.tasks else "no"),

@@ -11,7 +11,10 @@ iteration makes these rounds:
   X d and its part of the line search's derivative at t = 0;
 * one ``line search`` round per derivative evaluation of the regula falsi
   (``ocas_scores.regula_falsi``, at most ``LS_EVALS`` - 1 rounds): t goes
-  out, one number comes back;
+  out, one number comes back; for the epsilon-insensitive loss instead the
+  exact search of :mod:`svmtrain.distributed.linesearch` over each row's two
+  breakpoints (``_ocas_kernels.svr_breakpoints``), as the local run's
+  (whose regula falsi stalled on targets far from 0);
 * ``move`` (t and mu go out): each worker moves its outputs, makes its pass
   at w_b and at the next cut point and returns its loss, violations, cut
   constant and its part of the cut vector (a dense O(dim) vector).
@@ -29,8 +32,12 @@ from ..solvers.ocas import _ocas_kernels as K
 from ..solvers.dcd import _dcd_regression_kernels as KS
 from ..solvers._common import margins
 from ..solvers.ocas.ocas_scores import regula_falsi
+from . import linesearch
 from .ocas import DaskData, ready, run, states_for_direction
 from .partitions import partition
+
+
+EXACT_SEARCH = "epsilon-insensitive"      # the loss whose line search is exact (breakpoints), not regula falsi
 
 
 class _ScoreState:
@@ -57,6 +64,8 @@ class _ScoreState:
         self.ones = np.ones(n)
         self.version = -1
         self.d_version = -1
+        if self.loss == EXACT_SEARCH:          # the breakpoints of the exact line search, two a row
+            self.kb, self.wb, self.m = np.empty(2 * n), np.empty(2 * n), 0
 
     def rebuilt(self):
         """After out_b = X w_b was rebuilt: the coefficients at w_b."""
@@ -84,15 +93,22 @@ def _direction(run_id, specs, nb, problem, version, w_d, w_b, B, want):
     part of the line search's derivative at 0, for "loss" the loss at
     w_b + w_d, for "none" nothing."""
     states = states_for_direction(run_id, specs, nb, problem, version, w_b, B, _ScoreState)
-    out = {"g0": 0.0, "loss": 0.0}
+    out = {"g0": 0.0, "loss": 0.0, "m": 0}
     for spec, st in zip(specs, states):
         chunk = partition(run_id, spec, threads=nb)
         margins(chunk.indptr, chunk.indices, chunk.values, w_d, B, 0.0, st.out_d)
         st.d_version = version
-        if want == "ls":
+        if want == "ls" and st.loss == EXACT_SEARCH:
+            g, st.m = K.svr_breakpoints(st.y, st.out_b, st.out_d, st.p, float(st.cw[0]) if len(st.cw) else 0.0,
+                                        0.0, nb, st.kb, st.wb)
+            out["g0"] += g
+            out["m"] += st.m
+        elif want == "ls":
             out["g0"] -= float(st.coef_b @ st.out_d)
         elif want == "loss":
             out["loss"] += st.loss_pass(st.shifted(1.0), st.coef)[1]
+    if want == "ls" and problem[4] == EXACT_SEARCH:
+        out["answer"] = linesearch.summarize([(st.kb, st.wb, st.m) for st in states], 0, linesearch.ALL, nb)
     return out
 
 
@@ -146,6 +162,8 @@ class DaskScoreData(DaskData):
     MOVE = staticmethod(_move)
 
     def _search(self, qa, qb):
+        if self.problem[4] == EXACT_SEARCH:
+            return super()._search(qa, qb)          # the hinge's exact search, over the rows' two breakpoints
         g0 = qb + sum(r["g0"] for r in self._direction("ls"))
 
         def slope(t):

@@ -36,7 +36,9 @@ Interop rules implemented here:
 * Writing: the LinearModel's columns are written as they are; solver_type
   is kept when the model was read from a LIBLINEAR file (and is not
   MCSVM_CS), MCSVM_CS for a Crammer-Singer model (header ``multiclass
-  cs``; two classes get the columns w and -w), else L2R_L2LOSS_SVC_DUAL for a squared-hinge model (header
+  cs``; two classes get the columns w and -w), L1R_L2LOSS_SVC and L1R_LR
+  for the L1-regularised models (header ``penalty l1``, ``-s cdn``: the
+  squared hinge and the logistic loss), else L2R_L2LOSS_SVC_DUAL for a squared-hinge model (header
   ``loss``), L2R_LR_DUAL for a logistic one and L2R_L1LOSS_SVC_DUAL
   otherwise (the type only matters to
   LIBLINEAR for MCSVM_CS layout and -b 1 of logistic models). An
@@ -69,6 +71,7 @@ REGRESSION_TYPES = ("L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUA
 ONE_CLASS_TYPE = "ONECLASS_SVM"
 HEADER_KEY = "liblinear_solver_type"
 LOGISTIC_TYPES = ("L2R_LR", "L2R_LR_DUAL", "L1R_LR")    # the types whose models give probabilities
+L1_TYPES = {"squared-hinge": "L1R_L2LOSS_SVC", "log": "L1R_LR"}     # the L1-regularised models' types, by loss
 
 _INT = re.compile(r"[+-]?\d+\Z")
 # what C's strtod accepts for a finite decimal number (no '_', no hex, no inf/nan)
@@ -354,8 +357,13 @@ def _solver_type(header, k, W):
         if k == 2:
             W = np.hstack([W, -W])  # its two columns are w and -w; LIBLINEAR predicts by the first's sign
     elif st not in CLASSIFICATION_TYPES or st == "MCSVM_CS":
-        st = {"squared-hinge": "L2R_L2LOSS_SVC_DUAL", "log": "L2R_LR_DUAL"}.get(header.get("loss"),
-                                                                              "L2R_L1LOSS_SVC_DUAL")
+        if header.get("penalty") == "l1":       # -s cdn: LIBLINEAR's -s 5 and -s 6
+            st = L1_TYPES.get(header.get("loss"))
+            if st is None:
+                raise ParameterError(f"LIBLINEAR has no L1-regularised model of the {header.get('loss')} loss")
+        else:
+            st = {"squared-hinge": "L2R_L2LOSS_SVC_DUAL", "log": "L2R_LR_DUAL"}.get(header.get("loss"),
+                                                                                  "L2R_L1LOSS_SVC_DUAL")
     return st, W
 
 

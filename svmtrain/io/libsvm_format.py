@@ -11,7 +11,8 @@ A LIBSVM model is a header ::
     total_sv 120
     rho 0.42                    k(k-1)/2 values, one per pair of classes
     label 1 -1                  integer class labels, in LIBSVM's order
-    probA ... / probB ...       optional (-b 1): Platt's sigmoid of each pair
+    probA ... / probB ...       optional (-b 1): Platt's sigmoid of each pair; a regression
+                                model's probA alone, its Laplace noise's sigma
     nr_sv 61 59                 support vectors per class, stored class by class
     SV
     <total_sv lines: k-1 coefficients, then index:value pairs>
@@ -117,7 +118,10 @@ def _write_single(model, path, svm_type):
     coef = model.coef[:, 0]
     keep = np.flatnonzero(coef != 0.0)
     lines = [f"svm_type {svm_type}"] + _kernel_lines(model.kernel)
-    lines += ["nr_class 2", f"total_sv {len(keep)}", f"rho {-float(model.b[0])!r}", "SV"]
+    lines += ["nr_class 2", f"total_sv {len(keep)}", f"rho {-float(model.b[0])!r}"]
+    if model.laplace_sigma is not None:
+        lines.append(f"probA {float(model.laplace_sigma)!r}")     # LIBSVM's SVR -b 1
+    lines.append("SV")
     with atomic_write(path) as f:
         f.write("\n".join(lines) + "\n")
         _write_svs(f, model.SV, coef, keep)
@@ -250,7 +254,8 @@ def _pair_columns(sv_coef, rho, nr_sv, k, total):
 
 def _single_model(path, hdr, lines, sv_line, svm_type, kernel):
     """An epsilon_svr / nu_svr / one_class model: f(x) = sum_s coef_s K(SV_s, x) - rho,
-    the prediction itself, or for one_class +1 where positive, else -1."""
+    the prediction itself, or for one_class +1 where positive, else -1. A
+    regression model's probA (-b 1) is its Laplace sigma."""
     from ..models.kernel import KernelModel
     total = _total_sv(hdr)
     rho = hdr.numbers("rho", 1)
@@ -259,8 +264,14 @@ def _single_model(path, hdr, lines, sv_line, svm_type, kernel):
     task = "o" if svm_type == ONE_CLASS else "r"
     header = [("solver", f"libsvm-{svm_type}"), ("task", task)]
     labels = np.array([1.0, -1.0]) if task == "o" else np.empty(0)
-    return KernelModel(labels=labels, SV=SV, coef=sv_coef, b=-rho, kernel=kernel, n_features=SV.n_features,
-                       solver=f"libsvm-{svm_type}", header=header, task=task)
+    model = KernelModel(labels=labels, SV=SV, coef=sv_coef, b=-rho, kernel=kernel, n_features=SV.n_features,
+                        solver=f"libsvm-{svm_type}", header=header, task=task)
+    if task == "r" and "probA" in hdr.head:
+        sigma = hdr.numbers("probA", 1)[0]
+        if not sigma > 0:
+            hdr.fail("probA", f"probA of a regression model is the Laplace sigma, > 0 (got {sigma!r})")
+        model.laplace_sigma = sigma
+    return model
 
 
 def _sv_lines(path, lines, sv_line, total):

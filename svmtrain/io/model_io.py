@@ -63,7 +63,7 @@ KINDS = {
 INFORMATIONAL = tuple(f.name for f in dataclasses.fields(TrainParams)) + (
     "lambda_used", "C_used", "n_train", "objective", "n_iter", "converged", "train_time",
     "stream", "memory_limit", "stream_blocks", "shuffle_buffer",      # --stream runs
-    "prob_A", "prob_B",                                                # -b 1: Platt's sigmoids
+    "prob_A", "prob_B", "laplace_sigma",                               # -b 1: Platt's sigmoids, SVR's sigma
 )
 SCALING_KEYS = ("scale_lower", "scale_upper")                          # --scale (with the SCALE section)
 

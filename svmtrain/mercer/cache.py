@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._numba import options as opts
 from .._numba.options import PRANGE, serial_twin
 from .functions import RBF, densify_rows, kernel_from_dot, sq_norms
 
@@ -261,6 +262,8 @@ class KernelCache:
         self.squarings = squarings_for(kernel, self.sq.max() if self.n else 0.0)
         code, gamma, degree, coef0 = kernel.params()
         self.kparams = (code, gamma, degree, coef0, self.squarings)
+        self.scratch = {}       # buffers that runs sharing this cache reuse (their own keys)
+        self.filled = False     # every row computed by fill() (none is ever evicted then)
 
     @property
     def hits(self):
@@ -277,6 +280,25 @@ class KernelCache:
         return (X.indptr, X.indices, X.values, self.sq, code, gamma, degree, coef0, squarings,
                 self.M, self.slot_of, self.owner, self.stamp, self.state, self.D,
                 self.miss_rows, self.miss_slots)
+
+    @property
+    def full(self):
+        """Whether every row fits (then :meth:`fill` computes them all once)."""
+        return self.slots >= self.n
+
+    def fill(self):
+        """Compute every row now, ``max_batch`` at a time (when they all fit;
+        otherwise nothing): the cache then holds the whole kernel matrix, in
+        the same numbers as rows fetched one by one, and no later fetch
+        misses."""
+        if not self.full:
+            return
+        slots = np.empty(self.max_batch, np.int64)
+        get = fetch if self.X.nnz >= opts.PARALLEL_MIN_NNZ else fetch_serial
+        for lo in range(0, self.n, self.max_batch):
+            js = np.arange(lo, min(self.n, lo + self.max_batch), dtype=np.int64)
+            get(js, *self.args(), slots[:len(js)])
+        self.filled = True
 
     def rows(self, js):
         """float32[len(js), n]: K(x_j, x_i) for each j in js (a copy of the cached rows)."""

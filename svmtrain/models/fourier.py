@@ -58,9 +58,9 @@ class FourierModel(ScoredModel):
     FIELDS = ("labels", "n_features", "n_models", "n_random_features", "b")
 
     def file_fields(self):
-        from .linear import platt_fields
+        from .linear import probability_fields
         return [("task", self.task), ("labels", self.labels), ("n_features", self.n_features),
-                ("n_models", self.n_models), ("n_random_features", self.dim), ("b", self.b)] + platt_fields(self)
+                ("n_models", self.n_models), ("n_random_features", self.dim), ("b", self.b)] + probability_fields(self)
 
     def file_sections(self):
         return [("Omega", self.omega), ("phases", self.phases.reshape(1, -1)), ("W", self.W)]
@@ -68,7 +68,7 @@ class FourierModel(ScoredModel):
     @classmethod
     def from_file(cls, fields, sections, header, path):
         """Build from a parsed model file; raises ModelFormatError on inconsistency."""
-        from .linear import read_platt, task_of_file
+        from .linear import read_probability, task_of_file
         labels = fields.floats("labels")
         n_features = fields.int("n_features")
         n_models = fields.int("n_models", minimum=1)
@@ -83,6 +83,6 @@ class FourierModel(ScoredModel):
             fields.fail("n_random_features", f"section phases must be 1 x {D}")
         if W is None or W.shape != (D, n_models):
             fields.fail("n_random_features", f"section W must be {D} x {n_models}")
-        return read_platt(cls(labels=labels, omega=omega, phases=phases.reshape(-1), W=W, b=b,
+        return read_probability(cls(labels=labels, omega=omega, phases=phases.reshape(-1), W=W, b=b,
                               n_features=n_features, solver=dict(header).get("solver", "asset"), header=header,
                               task=task), fields, header)

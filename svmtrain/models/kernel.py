@@ -19,7 +19,7 @@ import numpy as np
 
 from ..data.dataset import Chunk, take_rows
 from ..mercer.functions import CODES, NAMES, Kernel, kernel_matrix, sq_norms
-from .linear import ScoredModel, platt_fields, read_platt, task_of_file
+from .linear import ScoredModel, probability_fields, read_probability, task_of_file
 
 # kernel values of one block of test rows against all SVs stay under this
 SCORE_BYTES = 64 << 20
@@ -101,7 +101,7 @@ class KernelModel(ScoredModel):
                ("coef0", float(self.kernel.coef0)), ("b", self.b), ("n_sv", self.n_sv)]
         if self.nu_used is not None:
             out.append(("nu_used", [float(v) for v in self.nu_used]))
-        return out + platt_fields(self)
+        return out + probability_fields(self)
 
     def file_sections(self):
         return [("coef", self.coef), ("SV", self.SV)]
@@ -139,7 +139,7 @@ class KernelModel(ScoredModel):
                 nu_used = [float(t) for t in str(info["nu_used"]).split()]
             except ValueError:
                 nu_used = None
-        return read_platt(cls(labels=labels, SV=SV, coef=coef, b=b,
+        return read_probability(cls(labels=labels, SV=SV, coef=coef, b=b,
                               kernel=Kernel(CODES[name], gamma, degree, coef0), n_features=n_features,
                               solver=info.get("solver", ""), header=header, decision=decision,
                               nu_used=nu_used, task=task), fields, header)

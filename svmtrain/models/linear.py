@@ -25,6 +25,8 @@ class ScoredModel:
     # Platt's sigmoids, one (A, B) per score column (LIBSVM's probA/probB), or None
     prob_A = None
     prob_B = None
+    # regression -b 1: the scale sigma of the Laplace noise, target = prediction + z (LIBSVM's SVR probA), or None
+    laplace_sigma = None
     # svm-train --scale: the svmtrain.preprocess.scaling.Ranges every row is scaled by before scoring, or None
     scaling = None
 
@@ -128,7 +130,7 @@ class LinearModel(ScoredModel):
 
     def file_fields(self):
         return [("task", self.task), ("labels", self.labels), ("n_features", self.n_features),
-                ("n_models", self.n_models), ("bias", float(self.bias)), ("b", self.b)] + platt_fields(self)
+                ("n_models", self.n_models), ("bias", float(self.bias)), ("b", self.b)] + probability_fields(self)
 
     def file_sections(self):
         return [("W", self.W)]
@@ -146,22 +148,33 @@ class LinearModel(ScoredModel):
         W = sections.get("W")
         if W is None or W.shape != (rows, n_models):
             fields.fail("n_features", f"section W must be {rows} x {n_models}")
-        return read_platt(cls(labels=labels, W=W, n_features=n_features, bias=bias, b=b,
+        return read_probability(cls(labels=labels, W=W, n_features=n_features, bias=bias, b=b,
                               solver=dict(header).get("solver", ""), header=header, task=task), fields, header)
 
 
 
-def platt_fields(model):
-    """The model-file (key, value) pairs of ``model``'s Platt sigmoids; none without them."""
+def probability_fields(model):
+    """The model-file (key, value) pairs of ``model``'s probability
+    information (-b 1): Platt's sigmoids, a regression's Laplace sigma; none without them."""
+    out = [] if model.laplace_sigma is None else [("laplace_sigma", float(model.laplace_sigma))]
     if model.prob_A is None:
-        return []
-    return [("prob_A", [float(a) for a in model.prob_A]), ("prob_B", [float(b) for b in model.prob_B])]
+        return out
+    return out + [("prob_A", [float(a) for a in model.prob_A]), ("prob_B", [float(b) for b in model.prob_B])]
 
 
-def read_platt(model, fields, header):
-    """``model`` with the Platt sigmoids of its file's header (prob_A, prob_B:
-    one number per score column each), if it has them; ModelFormatError if malformed."""
+def read_probability(model, fields, header):
+    """``model`` with the probability information of its file's header, if
+    it has any: Platt's sigmoids (prob_A, prob_B: one number per score column
+    each), a regression's ``laplace_sigma`` (one positive number); ModelFormatError if malformed."""
     info = dict(header)
+    if "laplace_sigma" in info:
+        try:
+            sigma = float(str(info["laplace_sigma"]))
+        except ValueError:
+            sigma = float("nan")
+        if not (np.isfinite(sigma) and sigma > 0):
+            fields.fail("labels", "laplace_sigma must be a positive number")
+        model.laplace_sigma = sigma
     if "prob_A" not in info and "prob_B" not in info:
         return model
     try:

@@ -18,6 +18,8 @@ solvers' iterations.
 """
 import numpy as np
 
+from ..errors import ParameterError
+
 MIN_PROB = 1e-7             # LIBSVM's clip of pairwise probabilities
 
 
@@ -122,33 +124,79 @@ def pairwise_probabilities(dec, A, B, k):
 
 
 PLATT_FOLDS = 5             # LIBSVM's internal cross-validation for -b 1
+LAPLACE_LINE = ("Prob. model for test data: target value = predicted value + z,\n"
+                "z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma=")
 
 
-def fit_platt(data, params, model, train, source=None):
-    """Set ``model.prob_A``, ``model.prob_B``: Platt's sigmoid of each score
-    column, fitted (:func:`platt_fit`) on decision values of ``data``'s rows
-    from PLATT_FOLDS-fold cross-validation (folds drawn from params.seed, each
-    fold scored by ``train(other rows)``'s model, as LIBSVM's
-    svm_binary_svc_probability). Column c's positive rows are those of label
-    c (binary: of labels[0]). A logistic model needs none and is left alone."""
+def fit_probability(data, params, model, train, source=None, log=None):
+    """-b 1 after training ``model`` on ``data``: a regression model's
+    Laplace sigma (:func:`fit_laplace`), a classifier's Platt sigmoids
+    (:func:`fit_platt`)."""
+    if getattr(model, "task", "c") == "r":
+        return fit_laplace(data, params, model, train, source, log)
+    return fit_platt(data, params, model, train, source)
+
+
+def held_out_scores(data, params, n_columns, train, source=None, n_labels=None):
+    """float64[n, n_columns]: each row's decision values from the model
+    ``train`` fits on the other PLATT_FOLDS - 1 folds (folds drawn from
+    params.seed, as LIBSVM's internal cross-validation of -b 1). With
+    ``n_labels``, a fold whose other rows hold fewer labels is not trained
+    and its rows keep 0."""
     import dataclasses
     from ..data.dataset import take_rows
-    if getattr(model, "logistic", False):
-        return model
     n = data.n_rows
     folds = min(PLATT_FOLDS, n)
     fold_of = np.random.default_rng([params.seed, 1]).permutation(n) % folds
     inner = dataclasses.replace(params, probability=False)
-    scores = np.zeros((n, model.n_models))
+    scores = np.zeros((n, n_columns))
     for k in range(folds):
         rows = np.flatnonzero(fold_of != k)
         held = np.flatnonzero(fold_of == k)
-        if len(np.unique(data.labels[rows])) < len(model.labels):
-            continue                    # a fold without every label: its rows keep decision value 0
+        if len(rows) == 0 or (n_labels is not None and len(np.unique(data.labels[rows])) < n_labels):
+            continue
         fold_model = train(take_rows(data, rows), inner, n_features=data.n_features, source=source)
         scores[held] = fold_model.decision_function(take_rows(data, held))
+    return scores
+
+
+def fit_platt(data, params, model, train, source=None):
+    """Set ``model.prob_A``, ``model.prob_B``: Platt's sigmoid of each score
+    column, fitted (:func:`platt_fit`) on the held-out decision values of
+    ``data``'s rows (:func:`held_out_scores`, as LIBSVM's
+    svm_binary_svc_probability). Column c's positive rows are those of label
+    c (binary: of labels[0]). A logistic model needs none and is left alone."""
+    if getattr(model, "logistic", False):
+        return model
+    scores = held_out_scores(data, params, model.n_models, train, source, n_labels=len(model.labels))
     A, B = np.empty(model.n_models), np.empty(model.n_models)
     for c in range(model.n_models):
         A[c], B[c] = platt_fit(scores[:, c], data.labels == model.labels[c])
     model.prob_A, model.prob_B = A, B
+    return model
+
+
+def laplace_sigma(residuals):
+    """LIBSVM's svm_svr_probability on held-out residuals y - f(x): the mean
+    absolute residual, again over the residuals within 5 std of a Laplace
+    distribution of that mean (std = sqrt(2) mae): the maximum-likelihood
+    scale of the Laplace noise without its outliers."""
+    r = np.abs(np.asarray(residuals, np.float64))
+    if len(r) == 0:
+        return 0.0
+    inside = r <= 5.0 * np.sqrt(2.0) * float(np.mean(r))
+    return float(np.mean(r[inside]))
+
+
+def fit_laplace(data, params, model, train, source=None, log=None):
+    """Set ``model.laplace_sigma`` from held-out predictions
+    (:func:`held_out_scores`) as LIBSVM's -s 3 -b 1, and say LIBSVM's line."""
+    predictions = held_out_scores(data, params, 1, train, source)[:, 0]
+    sigma = laplace_sigma(data.labels - predictions)
+    if not sigma > 0:
+        raise ParameterError("-b 1: the held-out predictions fit the targets exactly (sigma 0); "
+                             "there is no noise to model")
+    model.laplace_sigma = sigma
+    if log is not None:
+        log(f"{LAPLACE_LINE} {sigma:g}")
     return model

@@ -12,11 +12,21 @@ accuracy as grid.py reads it (``%g`` of the percentage), and the best point
 follows grid.py's rule (a higher rate; at an equal rate and gamma, the
 smaller C).
 
-Parallel: the points run in ``jobs`` worker processes forked after the data
-is parsed, so every worker reads the same arrays (copy-on-write), never the
-text; each worker runs its solver on one thread. Kernel solvers start every
-point afresh (no warm start along C yet). Which solvers --grid takes is the
-solver registry's answer (:func:`svmtrain.solvers.trains_kernel_model`):
+Tasks: a solver whose module says ``GRID_PATH`` (``-s smo``) is given one
+task per gamma and fold, which visits every C of the grid in increasing
+order, each warm-started from the previous one's solution, with the fold's
+kernel matrix computed once (:mod:`svmtrain.solvers.kernel.smo_path`); a
+point's rate is then the sum of its folds' counts. The other kernel solvers
+get one task per point, every fold trained afresh. Either way each rate is
+a cold ``-v`` run's at that point (for the C path: up to the solver's
+tolerance, a prediction differing only where its decision value is within
+it of 0). The tasks run in ``jobs`` worker processes forked after the data
+is parsed (every worker reads the same arrays, copy-on-write, never the
+text; each runs its solver on one thread), or on a Dask cluster, where the
+data is scattered once; they finish in any order, and the points are
+reported in grid.py's order, each once all its folds are in. The result
+depends on neither ``jobs`` nor the engine. Which solvers --grid takes is
+the solver registry's answer (:func:`svmtrain.solvers.trains_kernel_model`):
 the ones that train a kernel model with the given options.
 """
 import contextlib
@@ -114,12 +124,16 @@ class GridResult:
 
     def progress_line(self, point):
         """grid.py's stdout line after ``point``: the point and the best so far."""
-        b = self.best
         head = " ".join(str(x) for x in (point.log2c, point.log2g) if x is not None)
-        text = f"[local] {head} {point.rate} (best "
+        return f"[local] {head} {point.rate} ({self.best_status()})"
+
+    def best_status(self):
+        """grid.py's words for the best point so far: ``best c=..., g=..., rate=...``."""
+        b = self.best
+        text = "best "
         text += "" if b.log2c is None else f"c={2.0 ** b.log2c}, "
         text += "" if b.log2g is None else f"g={2.0 ** b.log2g}, "
-        return text + f"rate={b.rate})"
+        return text + f"rate={b.rate}"
 
     def best_line(self):
         """grid.py's last line: the best C and gamma, then the rate."""
@@ -155,21 +169,92 @@ def check_grid(params, folds):
         raise ParameterError(f"--grid needs -v N with N >= 2 folds (got {folds})")
 
 
-# the data of a grid run, set before the workers fork (each worker reads these arrays, never a copy)
+@dataclass
+class GridJob:
+    """What every task of one grid run reads: the data, the parameters (one
+    thread, no probabilities), the folds' (train rows, test rows) and the
+    C exponents (None: -log2c null). Local workers fork after it is set and
+    read it in place; on Dask it is scattered to the workers once."""
+    data: object
+    params: object
+    splits: list
+    c_exps: list
+    kept: dict = field(default=None, repr=False, compare=False)   # see _rows_kernel; never pickled
+
+    def __getstate__(self):
+        return {**self.__dict__, "kept": None}
+
+    def path_correct(self, log2g, fold):
+        """Test rows of ``fold`` predicted right at each C of the grid (in
+        ``c_exps`` order) at gamma 2^log2g, by the solver's warm-started C
+        path (:mod:`svmtrain.solvers.kernel.smo_path`)."""
+        from ..solvers.kernel.smo_path import fold_correct
+        from ..training.train import label_order
+        train_rows, test_rows = self.splits[fold]
+        n = len(train_rows)
+        cs = [point_params(self.params, c, log2g).resolved_C(n) for c in (self.c_exps or [None])]
+        params = point_params(self.params, None, log2g)
+        return fold_correct(self.data, train_rows, test_rows, params, cs, self.data.n_features,
+                            label_order(self.data.labels[train_rows]), self._rows_kernel(params, log2g))
+
+    def _rows_kernel(self, params, log2g):
+        """The kernel matrix of all rows at gamma 2^log2g (smo_path.rows_kernel,
+        None when it does not fit), kept for this thread's next task: tasks
+        come gamma by gamma, so a worker computes it once for the folds of a
+        gamma it runs. The same numbers whichever worker computes it."""
+        import threading
+        from ..solvers.kernel.smo_path import rows_kernel
+        if self.kept is None:
+            self.kept = {}
+        key = threading.get_ident()
+        gamma, cache = self.kept.get(key, (None, None))
+        if gamma != log2g or cache is None:
+            self.kept[key] = (None, None)          # (the old matrix freed first)
+            cache = rows_kernel(self.data, params, self.data.n_features)
+            self.kept[key] = (log2g, cache)
+        return cache
+
+    def point_rate(self, point):
+        """The CV rate at one (log2c, log2g) point, every fold trained afresh."""
+        from ..training.train import train
+        data = self.data
+        p = point_params(self.params, *point)
+        correct = 0
+        for train_rows, test_rows in self.splits:
+            test = take_rows(data, test_rows)
+            model = train(take_rows(data, train_rows), p, n_features=data.n_features, log=None)
+            correct += int(np.count_nonzero(model.predict(test) == test.labels))
+        return rate_of(correct, data.n_rows)
+
+
+def rate_of(correct, n_rows):
+    """grid.py's reading of svm-train's -v line: %g of the percentage."""
+    return float("%g" % (100.0 * correct / n_rows))
+
+
+def warm_path(params, data):
+    """Whether --grid runs the solver's warm-started C path (tasks of one
+    gamma and one fold) rather than every point afresh: the solver module
+    says so (``GRID_PATH``; -s smo), on rows without weights."""
+    from ..solvers import get_solver
+    solver = get_solver(params.solver, params.kernel_type, params.task, params.loss, params.multiclass)
+    return bool(getattr(solver, "GRID_PATH", False)) and data.weights is None
+
+
+# the job of a grid run, set before the local workers fork (each reads it in place)
 _SHARED = {}
 
 
-def _rate(point):
-    """The CV rate (grid.py's reading of svm-train's %g percentage) at one point, in a worker."""
-    from ..training.train import train
-    data, params, splits = _SHARED["data"], _SHARED["params"], _SHARED["splits"]
-    p = point_params(params, *point)
-    correct = 0
-    for train_rows, test_rows in splits:
-        test = take_rows(data, test_rows)
-        model = train(take_rows(data, train_rows), p, n_features=data.n_features, log=None)
-        correct += int(np.count_nonzero(model.predict(test) == test.labels))
-    return float("%g" % (100.0 * correct / data.n_rows))
+def _local(task):
+    """One task in a local worker (or in this process): (method name, its arguments)."""
+    name, args = task
+    return getattr(_SHARED["job"], name)(*args)
+
+
+def _on_dask(job, name, args):
+    """One task on a Dask worker, on one numba thread."""
+    _worker_start()
+    return getattr(job, name)(*args)
 
 
 def _worker_start():
@@ -177,11 +262,58 @@ def _worker_start():
     numba.set_num_threads(1)
 
 
-def search_grid(data, params, c_exps, g_exps, folds=5, jobs=None, on_point=None, progress=None):
+def _results(job, tasks, workers, client):
+    """The results of ``tasks`` ((method name, args) of ``job``), in order:
+    in this process (one worker), in ``workers`` forked processes, or on
+    the Dask ``client``'s cluster."""
+    with contextlib.ExitStack() as stack:
+        if client is not None:
+            shared = client.scatter(job, broadcast=True)
+            futures = [client.submit(_on_dask, shared, name, args, pure=False) for name, args in tasks]
+            stack.callback(client.cancel, futures)
+            for future in futures:
+                yield future.result()
+            return
+        _SHARED["job"] = job
+        stack.callback(_SHARED.clear)
+        if workers == 1:
+            yield from map(_local, tasks)
+            return
+        pool = stack.enter_context(ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start))
+        yield from pool.map(_local, tasks)
+
+
+def _point_rates(job, points, workers, client):
+    """(point, rate) in the order of ``points``: from tasks of one gamma and
+    one fold (the warm path: every C of the grid) when the solver has one,
+    else one task per point; ``workers`` local processes at most."""
+    if not warm_path(job.params, job.data):
+        tasks = [("point_rate", (pt,)) for pt in points]
+        yield from zip(points, _results(job, tasks, min(workers, len(tasks)), client))
+        return
+    gammas = list(dict.fromkeys(g for _, g in points))         # grid.py's order of first appearance
+    folds = len(job.splits)
+    c_index = {c: i for i, c in enumerate(job.c_exps or [None])}
+    tasks = [("path_correct", (g, k)) for g in gammas for k in range(folds)]
+    finished = zip(tasks, _results(job, tasks, min(workers, len(tasks)), client))
+    correct, seen = {}, {}
+    for point in points:
+        g = point[1]
+        while seen.get(g, 0) < folds:
+            (_, (tg, _)), counts = next(finished)
+            correct[tg] = correct.get(tg, 0) + np.asarray(counts, np.int64)
+            seen[tg] = seen.get(tg, 0) + 1
+        yield point, rate_of(int(correct[g][c_index[point[0]]]), job.data.n_rows)
+
+
+def search_grid(data, params, c_exps, g_exps, folds=5, jobs=None, on_point=None, progress=None, client=None):
     """Cross-validate ``params`` at every point of the grid (see the module
     doc) on ``data`` (a Chunk); returns a GridResult with the points in
     grid.py's order. ``on_point(result, point)`` after each point, in that
-    order; ``progress(done, total)``. The result does not depend on ``jobs``."""
+    order; ``progress(done, total)``. The tasks run in ``jobs`` local worker
+    processes, or on the Dask ``client``'s cluster; the result depends on
+    neither."""
     from ..training.train import fold_assignment
     check_grid(params, folds)
     if c_exps is None and g_exps is None:
@@ -191,24 +323,14 @@ def search_grid(data, params, c_exps, g_exps, folds=5, jobs=None, on_point=None,
     fold_of = fold_assignment(data, params, folds)
     splits = [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(folds)]
     points = grid_points(c_exps, g_exps)
-    _SHARED.update(data=data, params=dataclasses.replace(params, threads=1, probability=False), splits=splits)
+    job = GridJob(data, dataclasses.replace(params, threads=1, probability=False), splits, c_exps)
     result = GridResult()
-    workers = max(1, min(len(points), jobs or os.cpu_count() or 1))
-    try:
-        with contextlib.ExitStack() as stack:
-            if workers == 1:
-                rates = map(_rate, points)
-            else:
-                pool = stack.enter_context(ProcessPoolExecutor(
-                    workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start))
-                rates = pool.map(_rate, points)
-            for done, (point, rate) in enumerate(zip(points, rates), 1):
-                p = GridPoint(point[0], point[1], rate)
-                result.add(p)
-                if on_point is not None:
-                    on_point(result, p)
-                if progress is not None:
-                    progress(done, len(points))
-    finally:
-        _SHARED.clear()
+    workers = max(1, jobs or os.cpu_count() or 1)
+    for done, (point, rate) in enumerate(_point_rates(job, points, workers, client), 1):
+        p = GridPoint(point[0], point[1], rate)
+        result.add(p)
+        if on_point is not None:
+            on_point(result, p)
+        if progress is not None:
+            progress(done, len(points))
     return result

@@ -25,12 +25,32 @@ new box; the other regression solvers solve every point afresh.
 
 The folds are drawn once from ``--seed``, stratified by class
 (:func:`svmtrain.training.train.fold_assignment`), and are the same at every C;
-the best C is the first with the highest accuracy. Solvers that take a warm
-start (``WARM_START``) resume there: dcd (each loss) from its dual
+the best C is the first with the highest accuracy.
+
+The squared hinge and the logistic loss (LIBLINEAR's -s 2 and -s 0: -s dcd
+with those losses, and -s tron) are walked as LIBLINEAR walks them, by the
+primal Newton method of :mod:`svmtrain.solvers.tron.tron_primal` (the
+solver module's ``newton_path_eps`` gives its -e: a tenth of dcd's, or
+tron's own): each fold's one-vs-rest problems are set up once
+(:func:`_newton_folds`) and resume at each C from their w (and X w) at the
+previous C, untouched, stopping at LIBLINEAR's |grad f(w)| <= e max(min(#pos,
+#neg), 1) / l |grad f(0)|; a w that meets it at the next C takes no step,
+which is what ends LIBLINEAR's path by the unchanged-w rule. dcd and tron
+minimise the same objective, so the rates are those of independent -v
+runs of either up to the tolerance; the model that ``svm-train -C`` then
+writes is the named solver's (``svmtrain.run``). Other solvers train each
+fold and C themselves (:func:`_trained_folds`); those that take a warm start
+(``WARM_START``) resume there: dcd (the hinge, regression) from its dual
 solution scaled by the ratio of the C values, ocas (hinge, log) from its w
 (its first cut and best point); the others (pegasos) solve every point from
-scratch. The folds of one C train in parallel threads (the solvers' kernels
-release the GIL), ``threads`` of them (default: all cores).
+scratch.
+
+Each fold walks its C values as a chain of tasks on ``threads`` threads
+(default ``--threads``, else all cores; the solvers' kernels release the
+GIL, and run their serial twins): fold k at the next C starts as soon as
+it is done with this C, at most ``LOOKAHEAD`` C values ahead of the last
+point out, so no core idles while the slowest fold of a C finishes. The
+points do not depend on the number of threads.
 """
 import dataclasses
 import math
@@ -49,6 +69,7 @@ MAX_C = 1024.0
 MAX_C_REGRESSION = 2.0 ** 20
 P_STEPS = 20                    # regression: p = i max|y| / P_STEPS, i = P_STEPS - 1 .. 0
 UNCHANGED_STOP = 5
+LOOKAHEAD = 1                   # a fold may run this many C values ahead of the last point out
 W_MOVED = 1e-15
 SVR_DELTA = 0.1                 # LIBLINEAR's delta in the start C of regression
 
@@ -102,10 +123,16 @@ def max_c(params):
 def start_c(data, params):
     """LIBLINEAR's calc_start_C for ``params.loss`` (regression: for the tube
     width ``params.epsilon``) on all rows of ``data`` (see the module doc),
-    or ``params.C`` when given; at most max_c(params)."""
+    the solver's own ``path_start_c(data, params)`` when it has one (-s cdn,
+    as LIBLINEAR's L1 start), or ``params.C`` when given; at most max_c(params)."""
     top = max_c(params)
     if params.C is not None:
         return min(float(params.C), top)
+    from ..solvers import get_solver
+    own = getattr(get_solver(params.solver, params.kernel_type, params.task, params.loss, params.multiclass),
+                  "path_start_c", None)
+    if own is not None:                 # the solver's own start (L1: below it every weight is 0)
+        return min(own(data, params), top)
     sq = np.add.reduceat(data.values * data.values, data.indptr[:-1]) if data.nnz else np.zeros(data.n_rows)
     sq[np.diff(data.indptr) == 0] = 0.0                  # reduceat's value for an empty row is not 0
     if params.bias is not None and params.bias >= 0:
@@ -175,8 +202,9 @@ def search_c(data, params, folds=5, progress=None, on_point=None, threads=None, 
     line), ``on_max()`` after a C path that reached its maximum C (the
     command prints LIBLINEAR's warning); ``progress(done, total, status)``
     after each point, ``total`` counting the folds of every C up to the
-    maximum. ``start_p``: regression's given -p (None: from the top). The
-    result does not depend on ``threads``."""
+    maximum. ``start_p``: regression's given -p (None: from the top).
+    ``threads``: the folds' threads (default ``params.threads``, else all
+    cores); the result does not depend on it."""
     from ..training.train import fold_assignment
     check_search(params, folds)
     n = data.n_rows
@@ -200,7 +228,7 @@ def search_c(data, params, folds=5, progress=None, on_point=None, threads=None, 
         if on_point is not None:
             on_point(point)
 
-    workers = max(1, min(folds, threads or os.cpu_count() or 1))
+    workers = max(1, min(folds, threads or params.threads or os.cpu_count() or 1))
     with ThreadPoolExecutor(workers) as pool:
         for point_params, C in zip(points, starts):
             if _c_path(folds_data, n, data.n_features, point_params, C, top, pool, step):
@@ -210,38 +238,149 @@ def search_c(data, params, folds=5, progress=None, on_point=None, threads=None, 
     return path
 
 
+def newton_path(params):
+    """The -e at which the C path of ``params`` solves each fold by tron's
+    primal Newton method (:class:`svmtrain.solvers.tron.tron_primal.Problem`),
+    or None: the solver module's ``newton_path_eps(params)`` (dcd with the
+    squared hinge or the logistic loss, tron), one-vs-rest classification only."""
+    from ..solvers import get_solver
+    if params.task != CLASSIFICATION or params.multiclass != "ovr":
+        return None
+    module = get_solver(params.solver, params.kernel_type, params.task, params.loss, params.multiclass)
+    hook = getattr(module, "newton_path_eps", None)
+    return None if hook is None else hook(params)
+
+
 def _c_path(folds_data, n, d, params, C, top, pool, step):
     """One path over C = C, 2C, ... <= top at ``params``' p, each fold
     warm-started from its previous C where the solver takes it; ``step(point)``
-    after each C. True when the path reached ``top`` (not the stop on w)."""
+    after each C. True when the path reached ``top`` (not the stop on w).
+
+    Each fold walks its own chain of C values on ``pool``: fold k at the
+    next C starts as soon as fold k at this C is done (it needs nothing
+    from the other folds), at most ``LOOKAHEAD`` C values ahead of the
+    last C whose point is out, so no core waits for the slowest fold of a
+    C. The points, and the stop, are the same as one C at a time."""
+    import threading
+
+    from .._numba.options import serial_kernels
+    regression = params.task == REGRESSION
+    eps = newton_path(params)
+    run_fold = _trained_folds(folds_data, d, params) if eps is None else _newton_folds(folds_data, d, params, eps)
+    Cs = [C]
+    while Cs[-1] * 2.0 <= top:
+        Cs.append(Cs[-1] * 2.0)
+    if C > top:
+        Cs = []
+    folds = len(folds_data)
+    done = {}                       # (C index, fold) -> its future
+    waiting = []                    # folds whose next C is beyond the lookahead
+    state = {"out": -1, "stopped": False, "running": 0, "t0": time.perf_counter()}
+    cond = threading.Condition()
+
+    def submit(k, j):
+        state["running"] += 1
+        future = pool.submit(run_fold, k, Cs[j])
+        future.add_done_callback(lambda f: finished(k, j, f))
+
+    def finished(k, j, future):
+        with cond:
+            state["running"] -= 1
+            done[j, k] = future
+            nxt = j + 1
+            if future.exception() is None and nxt < len(Cs) and not state["stopped"]:
+                if nxt <= state["out"] + LOOKAHEAD:
+                    submit(k, nxt)
+                else:
+                    waiting.append((k, nxt))
+            cond.notify_all()
+
+    previous_w = [None] * folds
+    unchanged = 0
+    with serial_kernels():            # the folds are the threads: no parallel region from several at once
+        try:
+            with cond:
+                for k in range(folds if Cs else 0):
+                    submit(k, 0)
+            for j, C in enumerate(Cs):
+                with cond:
+                    cond.wait_for(lambda: all((j, k) in done for k in range(folds)))
+                    results = [done.pop((j, k)).result() for k in range(folds)]
+                # as LIBLINEAR: the first C counts as unchanged
+                moved = any(previous_w[k] is not None and float(np.linalg.norm(W - previous_w[k])) > W_MOVED
+                            for k, (W, _) in enumerate(results))
+                previous_w = [W for W, _ in results]
+                score = sum(s for _, s in results) / n
+                now = time.perf_counter()
+                seconds, state["t0"] = now - state["t0"], now
+                step(CPoint(C, float("nan"), seconds, params.epsilon, score) if regression
+                     else CPoint(C, score, seconds))
+                unchanged = 0 if moved else unchanged + 1
+                if unchanged == UNCHANGED_STOP:
+                    return False
+                with cond:
+                    state["out"] = j
+                    ready = [(k, nxt) for k, nxt in waiting if nxt <= j + LOOKAHEAD]
+                    waiting[:] = [x for x in waiting if x not in ready]
+                    for k, nxt in ready:
+                        submit(k, nxt)
+            return True
+        finally:
+            with cond:                # folds already at the next C (or running on after an error)
+                state["stopped"] = True
+                cond.wait_for(lambda: state["running"] == 0)
+
+
+def _score(model, test_set, regression):
+    """Fold ``test_set``'s sum of squared errors (regression) or its rows predicted right."""
+    if regression:
+        return float(np.sum((model.predict(test_set) - test_set.labels) ** 2))
+    return int(np.count_nonzero(model.predict(test_set) == test_set.labels))
+
+
+def _trained_folds(folds_data, d, params):
+    """``run(k, C)`` -> (W, score) of fold k at C by the solver itself
+    (``train``), resuming from its own state at the previous C where it takes a warm start."""
     from ..training.train import train
     regression = params.task == REGRESSION
     warm = [[] for _ in folds_data]
-    previous_w = [None] * len(folds_data)
-    unchanged = 0
 
-    def run_fold(k, point_params):
+    def run(k, C):
         train_set, test_set = folds_data[k]
-        model = train(train_set, point_params, n_features=d, warm_start=warm[k], log=None)
-        if regression:
-            score = float(np.sum((model.predict(test_set) - test_set.labels) ** 2))
-        else:
-            score = int(np.count_nonzero(model.predict(test_set) == test_set.labels))
-        return model.W, score
-
-    while C <= top:
-        t0 = time.perf_counter()
         point_params = dataclasses.replace(params, C=C, lam=None, threads=1, probability=False)   # labels only
-        results = list(pool.map(lambda k: run_fold(k, point_params), range(len(folds_data))))
-        # as LIBLINEAR: the first C counts as unchanged
-        moved = any(previous_w[k] is not None and float(np.linalg.norm(W - previous_w[k])) > W_MOVED
-                    for k, (W, _) in enumerate(results))
-        previous_w = [W for W, _ in results]
-        score = sum(s for _, s in results) / n
-        seconds = time.perf_counter() - t0
-        step(CPoint(C, float("nan"), seconds, params.epsilon, score) if regression else CPoint(C, score, seconds))
-        unchanged = 0 if moved else unchanged + 1
-        if unchanged == UNCHANGED_STOP:
-            return False
-        C *= 2.0
-    return True
+        model = train(train_set, point_params, n_features=d, warm_start=warm[k], log=None)
+        return model.W, _score(model, test_set, regression)
+    return run
+
+
+def _newton_folds(folds_data, d, params, eps):
+    """``run(k, C)`` -> (W, score) of fold k at C by tron's primal Newton
+    method at -e ``eps`` (LIBLINEAR's -C solver), each binary problem
+    resuming from its w at the previous C. The folds' problems are set up
+    once (labels, costs, row weights as ``train`` makes them), so a C
+    costs the solves and the scoring only."""
+    from ..solvers import check_sample_weights
+    from ..solvers.base import FitResult, finish_w
+    from ..solvers.tron.tron_primal import Problem
+    from ..training.train import linear_model, task_problems
+    newton = dataclasses.replace(params, solver="tron", eps=eps, max_iter=None, C=1.0, lam=None)
+    folds = []
+    for train_set, test_set in folds_data:
+        if train_set.weights is not None:       # as train's weighted_rows: the weights are the rows' costs
+            weights = train_set.weights
+            if not np.all(weights == weights[0]):
+                check_sample_weights(params.solver, params.task, params.loss)
+            train_set = take_rows(train_set, np.flatnonzero(weights))      # rows of weight 0 add nothing
+        order, problems = task_problems(train_set.labels, params)
+        folds.append((order, [Problem(train_set, y, d, newton, cost) for y, cost in problems],
+                      [(np.zeros(d + 1), np.full(train_set.n_rows, np.nan)) for _ in problems], test_set))
+
+    def run(k, C):
+        order, problems, ws, test_set = folds[k]
+        results = []
+        for problem, (w, z) in zip(problems, ws):
+            problem.solve(C, w, z)          # w and X w carried to the next C
+            results.append(FitResult(w=finish_w(w.copy(), params)))
+        model = linear_model(order, results, d, params)
+        return model.W, _score(model, test_set, False)
+    return run

@@ -17,15 +17,17 @@ import importlib
 
 from ..errors import ParameterError
 from ..tasks import DEFAULT_LOSS, LOSSES, NAMES
+from .contract import PENALTIES, PENALTY_NAMES
 from .asset import DECLARATIONS as _ASSET
 from .dcd import DECLARATIONS as _DCD
 from .kernel import DECLARATIONS as _KERNEL
+from .l1 import DECLARATIONS as _L1
 from .ocas import DECLARATIONS as _OCAS
 from .sgd import DECLARATIONS as _SGD
 from .tron import DECLARATIONS as _TRON
 
-_ORDER = ("dcd", "ocas", "pegasos", "tron", "smo", "sbp", "asset", "sgd", "bmrm", "norma", "cvm")
-_ALL = {d.name: d for d in _DCD + _OCAS + _SGD + _KERNEL + _ASSET + _TRON}
+_ORDER = ("dcd", "ocas", "pegasos", "tron", "cdn", "smo", "sbp", "asset", "sgd", "bmrm", "norma", "cvm")
+_ALL = {d.name: d for d in _DCD + _L1 + _OCAS + _SGD + _KERNEL + _ASSET + _TRON}
 REGISTRY = {name: _ALL[name] for name in _ORDER}
 assert set(REGISTRY) == set(_ALL), "every declared solver has its place in _ORDER"
 SOLVERS = tuple(REGISTRY)
@@ -93,6 +95,29 @@ def check_supported(solver, task, loss, kernel_type=None):
     if others:
         hints.append(f"solvers that do: {listing(others)}")
     raise ParameterError(f"-s {solver} does not train {what}; " + ("; ".join(hints) or "no solver trains it yet"))
+
+
+# ----------------------------------------------------------------- penalties
+
+def default_penalty(solver):
+    """The regulariser of ``-s solver`` when --penalty is not given: its first (None for an unknown solver)."""
+    d = REGISTRY.get(solver)
+    return d.penalties[0] if d is not None else None
+
+
+def check_penalty(solver, penalty):
+    """Raise ParameterError naming the solvers that do unless ``-s solver``
+    trains models with ``--penalty penalty`` (None: its default, always)."""
+    if penalty is None:
+        return
+    if penalty not in PENALTIES:
+        raise ParameterError(f"--penalty must be one of {', '.join(PENALTIES)} (got {penalty})")
+    d = declaration(solver)
+    if penalty in d.penalties:
+        return
+    others = names(lambda x: penalty in x.penalties)
+    raise ParameterError(f"-s {solver} does not train --penalty {penalty} ({PENALTY_NAMES[penalty]}); "
+                         f"it takes --penalty {', '.join(d.penalties)}; solvers that do: {listing(others)}")
 
 
 def check_sample_weights(solver, task, loss):

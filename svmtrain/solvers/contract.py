@@ -15,6 +15,9 @@ from types import MappingProxyType
 from ..tasks import CLASSIFICATION, LOSSES, NAMES
 
 EMPTY = MappingProxyType({})
+# the regularisers (--penalty): l2 = 1/2 |w|^2, l1 = |w|_1 (the constant feature of -B included in both)
+PENALTIES = ("l2", "l1")
+PENALTY_NAMES = {"l2": "L2-regularised, 1/2 |w|^2", "l1": "L1-regularised, |w|_1: sparse weights"}
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,9 @@ class Declaration:
     * ``reads``: TrainParams fields of further options only this solver reads
       but that other solvers accept and ignore, as they always have (shown
       under its name in ``svm-train --help``).
+    * ``penalties``: the regularisers of its models (``--penalty``, of
+      :data:`PENALTIES`), its default first: ``l2`` (1/2 |w|^2, every
+      solver but the L1 ones) or ``l1`` (|w|_1, sparse linear models).
     * ``bias``: it takes LIBLINEAR's ``-B`` (a constant feature) on linear models.
     * ``online``: its linear model can be updated a batch of rows at a time
       (:mod:`svmtrain.training.online`, the estimators' ``partial_fit``).
@@ -98,6 +104,7 @@ class Declaration:
     sample_weights: dict = field(default_factory=dict)
     options: tuple = ()
     reads: tuple = ()
+    penalties: tuple = ("l2",)
     bias: bool = False
     online: bool = False
     libsvm_summary: bool = False
@@ -113,6 +120,8 @@ class Declaration:
                 raise ValueError(f"-s {self.name}: {bad} are not {NAMES[task]} losses")
         if self.kernel not in ("none", "always", "nonlinear"):
             raise ValueError(f"-s {self.name}: kernel must be none, always or nonlinear")
+        if not self.penalties or any(p not in PENALTIES for p in self.penalties):
+            raise ValueError(f"-s {self.name}: penalties must be some of {', '.join(PENALTIES)}")
         if (self.kernel == "nonlinear") != (self.kernelized is not None):
             raise ValueError(f"-s {self.name}: a kernelized module goes with kernel='nonlinear' only")
 
@@ -150,3 +159,8 @@ class Declaration:
 
     def takes_sample_weights(self, task, loss):
         return loss in self.sample_weights.get(task, ())
+
+    def trains_transductive(self, loss="hinge"):
+        """Whether it trains the transductive SVM (--transduction) with
+        ``loss``: a linear classifier that takes row costs (sample weights)."""
+        return self.kernel != "always" and self.takes_sample_weights(CLASSIFICATION, loss)

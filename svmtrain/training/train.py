@@ -103,6 +103,11 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
     check_magnitudes(data, source)
     if params.task == RANKING:
         check_queries(data, source)
+    if params.transduction is not None:
+        from .transductive import train_transductive
+        start = time.perf_counter()
+        model = train_transductive(data, params, train, n_features, source, progress, log)
+        return finish_model(model, params, data.n_rows, start)
     solver = get_solver(params.solver, params.kernel_type, params.task, params.loss, params.multiclass)
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
     d = data.n_features if n_features is None else int(n_features)
@@ -118,8 +123,8 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
     else:
         model = _train_linear(solver, data, order, problems, d, params, progress, log, monitor, warm_start)
     if params.probability:
-        from ..models.probability import fit_platt
-        fit_platt(data, params, model, train, source=source)
+        from ..models.probability import fit_probability
+        fit_probability(data, params, model, train, source=source, log=log)
     n_reg = len(np.unique(data.qid)) if params.task == RANKING else None
     return finish_model(model, params, data.n_rows, start, n_reg=n_reg)
 

@@ -52,6 +52,18 @@ WARM_START = True      # fit takes warm_start
 PARALLEL_CLASSES = True   # one-vs-rest classes may train in threads (svmtrain.training.class_threads)
 
 
+def newton_path_eps(params):
+    """-C with the squared hinge: the path solves each fold and C by tron's
+    primal Newton method (LIBLINEAR's -s 2 solver) at this tolerance, a
+    tenth of dcd's -e (LIBLINEAR's own conversion where its dual solver
+    hands a problem to the primal one); None for the hinge, which has no
+    Newton method (dcd walks it, warm-started). See
+    :mod:`svmtrain.selection.param_search`."""
+    if params.loss != "squared-hinge":
+        return None
+    return 0.1 * (DEFAULT_EPS if params.eps is None else float(params.eps))
+
+
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None,
         warm_start=None):
     """Train one binary problem (y in {+1, -1}); see the module docstring.

@@ -18,13 +18,20 @@ from ...errors import ParameterError
 from . import _dcd_logistic_kernels as K
 from .._common import margins, row_sqnorms, sq_norm, start_w
 from ..base import FitResult, csr_arrays, drive, finish_w, kernel_bias, warn_max_iter
-from .dcd import check_params
+from .dcd import DEFAULT_EPS, check_params
 
 INNER_EPS_START = 1e-2
 
 
 WARM_START = True      # fit takes warm_start (see svmtrain.solvers.dcd.dcd.fit)
 PARALLEL_CLASSES = True   # one-vs-rest classes may train in threads (svmtrain.training.class_threads)
+
+
+def newton_path_eps(params):
+    """-C: the path solves each fold and C by tron's primal Newton method
+    (LIBLINEAR's -s 0 solver) at a tenth of dcd's -e (as
+    :func:`svmtrain.solvers.dcd.dcd.newton_path_eps`)."""
+    return 0.1 * (DEFAULT_EPS if params.eps is None else float(params.eps))
 
 
 def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0), monitor=None,

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..._numba.options import PRANGE, serial_twin
-from ._smo_kernels import _select_i, _select_j, copy_variables, pair_on_block
+from ._smo_kernels import block_select_i, block_select_j, copy_variables, pair_on_block
 
 # variables per block of the gradient update (one thread task)
 GRAD_BLOCK = 2048
@@ -129,7 +129,7 @@ def gather_block(ws, index, slots, M, Kws, kept):
 
 
 @njit(cache=True, nogil=True)
-def inner_smo(y, C, alpha, G, QD, ws, Kws, eps, frac, max_steps, F, ident, dcoef):
+def inner_smo(y, C, alpha, G, QD, ws, Kws, eps, frac, max_steps, F, keys, dcoef):
     """LIBSVM's pair steps on the members ws (the other variables fixed):
     second-order selection and clipping as ``-s smo``'s loop, the q x q
     kernel block ``Kws``. Stops when the local violation is below
@@ -137,7 +137,7 @@ def inner_smo(y, C, alpha, G, QD, ws, Kws, eps, frac, max_steps, F, ident, dcoef
     violates, or after ``max_steps`` steps. Writes the members' new
     alphas into ``alpha`` and dcoef[b] = (new - old alpha) y of member b
     (G is not touched: :func:`update_gradient` updates every variable).
-    ``F`` (float64[6, >= q]) and ``ident`` (arange(q)) are scratch.
+    ``F`` (float64[6, >= q]) and ``keys`` (int64[>= q]) are scratch.
     Returns (steps, the local violation at the start)."""
     q = ws.shape[0]
     yc, Cc, ac, Gc, QDc = copy_variables(y, C, alpha, G, QD, ws, q, F)
@@ -148,11 +148,11 @@ def inner_smo(y, C, alpha, G, QD, ws, Kws, eps, frac, max_steps, F, ident, dcoef
     first = -np.inf
     local_eps = eps
     while True:
-        qi, g_max = _select_i(yc, Cc, ac, Gc, ident, q)
+        qi, g_max = block_select_i(yc, Cc, ac, Gc, q, keys)
         qj = -1
         g_max2 = -np.inf
         if qi >= 0:
-            qj, g_max2 = _select_j(yc, Cc, ac, Gc, QDc, ident, q, qi, g_max, Kws[qi], ident)
+            qj, g_max2 = block_select_j(yc, Cc, ac, Gc, QDc, q, qi, g_max, Kws[qi], keys)
         gap = g_max + g_max2
         if steps == 0:
             first = gap

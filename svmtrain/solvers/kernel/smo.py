@@ -45,6 +45,8 @@ from .sbp import threads
 from .smo_dual import dual_arrays, step_cap
 
 DEFAULTS = {"eps": 0.001}
+# --grid runs its C path at each gamma and fold, warm-started along C (smo_path.fold_correct)
+GRID_PATH = True
 STEPS_PER_CALL = 20000      # SMO steps between progress reports
 # --working-set's default: LIBSVM's pair steps (2) below BATCHED_MIN_VARS
 # variables, the batched decomposition of BATCHED_Q variables per round from
@@ -53,6 +55,21 @@ STEPS_PER_CALL = 20000      # SMO steps between progress reports
 # unless the -m cache holds fewer than BATCHED_MIN_Q rows (a working set's
 # rows must all be resident)
 BATCHED_MIN_VARS = 5000
+# the compact rows' memory (MB) when every kernel row is resident (a --grid
+# task's filled cache): rows as wide as the variables, one slot per position
+WHOLE_COMPACT_MB = 128
+# --grid's Newton steps on the free variables (solve's ``newton``): after
+# every NEWTON_EVERY pair steps at most NEWTON_ROUNDS rounds, as many as
+# NEWTON_BUDGET multiply-adds of factorisation allow (a round costs k^3 / 6
+# for k free variables: about 120 rounds' worth at k = 100, one at k = 490,
+# none from there on, where the pair steps alone go on). On one fold of
+# svmguide1 at gamma 2, C = 2^15 (about 100 free) the 850,000 pair steps
+# from the warm start become about 40,000 (measured with this setting, the
+# best of 5,000 / 2,000 / 1,500 / 1,000 / 700 steps and 10-100 rounds).
+NEWTON_EVERY = 1000
+NEWTON_ROUNDS = 60
+NEWTON_BUDGET = 20_000_000
+NEWTON_MAX_FREE = 500
 BATCHED_Q = 1536
 BATCHED_MIN_Q = 256
 
@@ -74,56 +91,143 @@ def kernel_of(params, n_features):
     return Kernel(code, params.gamma, params.degree, params.coef0).resolved(n_features)
 
 
-def solve(X, y, C, p, kernel, params, alpha=None, index=None, progress=None, n_features=None):
+def solve(X, y, C, p, kernel, params, alpha=None, index=None, progress=None, n_features=None, cache=None,
+          point=None, newton=False):
     """LIBSVM's Solver on the dual over variables t (module doc of
     ``_smo_kernels``): signs ``y``, bounds ``C``, linear term ``p``, the
     data row index[t] of each (default: t), from ``alpha`` (default 0; a
     feasible start). Returns (alpha, rho, FitResult) with LIBSVM's rho and
-    ``obj``, at a maximal violation below ``-e`` unless --max-iter stopped it."""
-    q = working_set_of(params, len(y))
+    ``obj``, at a maximal violation below ``-e`` unless --max-iter stopped it.
+    ``cache``: a KernelCache over the rows of X with this kernel, kept by
+    the caller across runs (default: one of ``-m`` MB for this run); when
+    the caller filled it (every row resident) the pair steps run compact
+    throughout (the same steps). ``point``: a
+    :class:`svmtrain.solvers.kernel.smo_dual.DualPoint` to start from
+    instead of ``alpha`` (its G, G_bar are used when known); it receives the
+    solution (alpha, G, G_bar; G unknown unless the run converged).
+    ``newton`` (with a filled ``cache``): every NEWTON_EVERY pair steps a
+    Newton step on the free variables (``_smo_kernels.newton_face``)
+    shortens the end; the stopping rule is the same, the steps are then
+    not LIBSVM's."""
+    if point is not None and point.alpha is not None:
+        alpha = point.alpha
+    q = _working_set(X, y, params, cache, n_features)
     if q > 2:
         from . import smo_batched
-        if getattr(params, "working_set", None) is None and smo_batched.plan(
-                len(y), X.n_rows, X.n_features if n_features is None else n_features, q,
-                params.cache_mb)[0] < BATCHED_MIN_Q:
-            q = 2
-    if q > 2:
         out = smo_batched.solve(X, y, C, p, kernel, params, q, alpha=alpha, index=index, progress=progress,
-                                n_features=n_features)
+                                n_features=n_features, cache=cache, point=point)
         if out is not None:
             return out
+    return _pair_steps(X, y, C, p, kernel, params, alpha, index, progress, n_features, cache, point, newton)
+
+
+def _working_set(X, y, params, cache, n_features):
+    """The working-set size of a run: --working-set, else 2 with a filled
+    cache (the pair steps, compact and with Newton steps, beat the batched
+    rounds there: a9a's first 10,000 rows, gamma 2^-5, C = 2^11: 8.3 s
+    against 13.1 s), else its default, unless the cache holds fewer than
+    BATCHED_MIN_Q rows."""
+    given = getattr(params, "working_set", None)
+    if given is None and cache is not None and cache.filled:
+        return 2
+    q = working_set_of(params, len(y))
+    if q > 2 and given is None:
+        from . import smo_batched
+        d = X.n_features if n_features is None else n_features
+        if smo_batched.plan(len(y), X.n_rows, d, q, params.cache_mb,
+                            None if cache is None else cache.slots)[0] < BATCHED_MIN_Q:
+            return 2
+    return q
+
+
+def _pair_steps(X, y, C, p, kernel, params, alpha, index, progress, n_features, cache, point, newton):
+    """:func:`solve` by LIBSVM's pair steps (the loop of ``_smo_kernels.run``)."""
     t0 = time.perf_counter()
-    y, C, p, index, alpha, cache, QD, G = dual_arrays(X, y, C, p, kernel, params, alpha, index, n_features, 2)
+    shared = cache is not None
+    y, C, p, index, alpha, cache, QD, G = dual_arrays(X, y, C, p, kernel, params, alpha, index, n_features, 2,
+                                                      cache)
     n = y.shape[0]
     G_bar = np.zeros(n)
     active = np.arange(n, dtype=np.int64)
     stats = np.zeros(K.N_STATS, np.int64)
     stats[K.ACTIVE] = n
     stats[K.COUNTER] = min(n, 1000)
-    eps = float(params.eps)
+    stats[K.WHOLE] = int(shared and cache.filled)
+    whole = bool(stats[K.WHOLE])
+    newton = newton and whole
     max_iter = step_cap(params, n)
     parallel = X.nnz >= opts.PARALLEL_MIN_NNZ
     step = K.run if parallel else K.run_serial
     args = cache.args()
-    work = K.compact_work(n, cache.D.shape[0], max_mb=64 if params.shrinking else 0)
+    work = _compact_work(n, cache, shared, (WHOLE_COMPACT_MB if whole else 64) if params.shrinking else 0, whole)
+    face = _face_work(cache, n if newton else 0)
+    # (whole and unwatched: one call, its compact steps interrupted only for the Newton steps)
+    chunk = NEWTON_EVERY if newton else max_iter if whole and progress is None else STEPS_PER_CALL
     # (threads() also starts numba's threading layer, which the parallel row
     # kernel needs when it is reached from inside the compiled loop)
     with threads(params):
-        if np.any(alpha != 0.0):
-            start = K.initial_gradient if parallel else K.initial_gradient_serial
-            start(y, C, p, index, alpha, G, G_bar, *args)
+        _start_gradient(y, C, p, index, alpha, G, G_bar, point, parallel, args)
         while stats[K.OPTIMAL] == 0 and stats[K.STEPS] < max_iter:
-            step(y, C, p, index, alpha, G, G_bar, QD, active, eps, bool(params.shrinking),
-                 min(STEPS_PER_CALL, max_iter - stats[K.STEPS]), stats, work, *args)
+            K.newton_face(y, C, alpha, G, G_bar, index, active, stats[K.ACTIVE], cache.M, cache.slot_of,
+                          NEWTON_MAX_FREE if newton and stats[K.STEPS] > 0 else 0, NEWTON_ROUNDS, NEWTON_BUDGET,
+                          *face)
+            step(y, C, p, index, alpha, G, G_bar, QD, active, float(params.eps), bool(params.shrinking),
+                 min(chunk, max_iter - stats[K.STEPS]), stats, work, *args)
             if progress is not None:
                 progress(int(min(stats[K.STEPS], max_iter)), max_iter, f"{int(stats[K.STEPS])} steps")
-    rho = K.rho_of(y, C, alpha, G) if n else 0.0
+    if point is not None:
+        point.alpha, point.G_bar = alpha, G_bar
+        point.G = G if stats[K.OPTIMAL] else None
+    return _pair_result(y, C, p, alpha, G, cache, stats, t0)
+
+
+def _start_gradient(y, C, p, index, alpha, G, G_bar, point, parallel, args):
+    """G and G_bar at the start: the point's when it knows both, else computed (alpha != 0)."""
+    if point is not None and point.G is not None and point.G_bar is not None:
+        G[:] = point.G
+        G_bar[:] = point.G_bar
+    elif np.any(alpha != 0.0):
+        start = K.initial_gradient if parallel else K.initial_gradient_serial
+        start(y, C, p, index, alpha, G, G_bar, *args)
+
+
+def _pair_result(y, C, p, alpha, G, cache, stats, t0):
+    """(alpha, rho, FitResult) of the pair steps, LIBSVM's rho and ``obj``."""
+    rho = K.rho_of(y, C, alpha, G) if len(y) else 0.0
     obj = K.dual_value(alpha, G, p)
     info = {"obj": obj, "rho": rho, "n_sv": int(np.count_nonzero(alpha)),
             "n_bsv": int(np.count_nonzero(alpha >= C)), "kernel_rows": cache.misses, "cache_hits": cache.hits,
             "compact_epochs": int(stats[K.EPOCH]), "time": time.perf_counter() - t0}
     return alpha, rho, FitResult(w=np.zeros(0), b=-rho, n_iter=int(stats[K.STEPS]), objective=obj,
                                  converged=bool(stats[K.OPTIMAL]), info=info)
+
+
+def _face_work(cache, n):
+    """The scratch of ``_smo_kernels.newton_face`` for at most min(n,
+    NEWTON_MAX_FREE) free variables (kept beside the cache), or tiny
+    arrays when it is off (n = 0)."""
+    k = max(1, min(n, NEWTON_MAX_FREE))
+    work = cache.scratch.get(("smo.face", k)) if n else None
+    if work is None:
+        work = (np.zeros((k, k)), np.zeros(k, np.int64), np.zeros(k), np.zeros(k), np.zeros(k))
+        if n:
+            cache.scratch[("smo.face", k)] = work
+    return work
+
+
+def _compact_work(n, cache, shared, max_mb, whole):
+    """The compact loop's buffers (``_smo_kernels.compact_work``) for n
+    variables: new, or when the cache is shared the ones kept beside it
+    for runs of n variables, their slot owners reset (nothing else of them
+    is read before it is written)."""
+    if not shared:
+        return K.compact_work(n, cache.D.shape[0], max_mb, whole)
+    key = ("smo.compact_work", n, max_mb, whole)
+    work = cache.scratch.get(key)
+    if work is None:
+        work = cache.scratch[key] = K.compact_work(n, cache.D.shape[0], max_mb, whole)
+    work[3].fill(-1)
+    return work
 
 
 def solve_binary(X, y, C, kernel, params, progress=None, n_features=None):
@@ -212,20 +316,33 @@ def _single_model(data, order, coef, rho, res, kernel, n_features, params, log):
     return model
 
 
+def ovo_pairs(labels, order, params):
+    """LIBSVM's one-vs-one problems over rows with ``labels``, classes in
+    ``order``: [(a, c, rows, y, weight)] per pair a < c, in LIBSVM's order,
+    with the pair's rows, their signs (+1 for order[a]) and each row's
+    class weight (``-w``; a row's bound is C times it)."""
+    k = len(order)
+    weight = {c: params.class_weights.get(float(c), 1.0) for c in order}
+    out = []
+    for a in range(k):
+        for c in range(a + 1, k):
+            rows = np.flatnonzero((labels == order[a]) | (labels == order[c]))
+            y = np.where(labels[rows] == order[a], 1.0, -1.0)
+            out.append((a, c, rows, y, np.where(y > 0, weight[order[a]], weight[order[c]])))
+    return out
+
+
 def _one_vs_one(data, order, kernel, n_features, params, progress, log):
     """C-SVC: one binary problem per pair of labels, in LIBSVM's order."""
     k = len(order)
     C = params.resolved_C(data.n_rows)
-    weight = {c: params.class_weights.get(float(c), 1.0) for c in order}
-    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)] if k > 1 else []
+    pairs = ovo_pairs(data.labels, order, params)
     coef = np.zeros((data.n_rows, max(len(pairs), 1)))
     b = np.zeros(max(len(pairs), 1))
     results = []
-    for p, (a, c) in enumerate(pairs):
-        rows = np.flatnonzero((data.labels == order[a]) | (data.labels == order[c]))
+    for p, (a, c, rows, y, weight) in enumerate(pairs):
         sub = take_rows(data, rows)
-        y = np.where(sub.labels == order[a], 1.0, -1.0)
-        bound = np.where(y > 0, C * weight[order[a]], C * weight[order[c]])
+        bound = C * weight
         if log is not None and len(pairs) > 1:
             log(f"class {order[a]:g} vs {order[c]:g}")
         report = None if progress is None else (

@@ -36,32 +36,43 @@ ROWS_PER_FETCH = 64     # missing rows computed together (a9a: 0.25 ms a row at 
 MIN_Q = 8               # a smaller working set (tiny cache) falls back to the pair steps
 
 
-def plan(n_vars, n_rows, n_features, q, cache_mb):
+def plan(n_vars, n_rows, n_features, q, cache_mb, slots=None):
     """(working-set size, rows per fetch) for ``q`` requested: at most the
     variables, even, and at most the cache's rows (all members' rows must
-    be resident at once); 0 when that leaves fewer than MIN_Q."""
-    per_row = 4 * max(n_rows, 1)
-    slots = max(min(int(cache_mb * (1 << 20)) // per_row, n_rows), 1)
+    be resident at once: ``slots``, or what ``cache_mb`` holds); 0 when
+    that leaves fewer than MIN_Q."""
+    if slots is None:
+        per_row = 4 * max(n_rows, 1)
+        slots = max(min(int(cache_mb * (1 << 20)) // per_row, n_rows), 1)
     q = min(int(q), n_vars, slots)
     q -= q % 2
     if q < MIN_Q:
         return 0, 0
-    batch = int(max(1, min(q, ROWS_PER_FETCH, D_BUDGET // (8 * max(int(n_features), 1)))))
-    return q, batch
+    return q, min(q, rows_per_fetch(n_features))
 
 
-def solve(X, y, C, p, kernel, params, q, alpha=None, index=None, progress=None, n_features=None):
+def rows_per_fetch(n_features):
+    """The most missing rows one fetch computes together over data of ``n_features``."""
+    return int(max(1, min(ROWS_PER_FETCH, D_BUDGET // (8 * max(int(n_features), 1)))))
+
+
+def solve(X, y, C, p, kernel, params, q, alpha=None, index=None, progress=None, n_features=None, cache=None,
+          point=None):
     """The dual of :func:`svmtrain.solvers.kernel.smo.solve` by rounds of ``q``
-    variables (module doc). Returns (alpha, rho, FitResult), or None when
-    the cache cannot hold a working set of MIN_Q rows (the caller then
-    takes the pair steps)."""
+    variables (module doc; ``cache`` and ``point`` as there: a point's G is
+    used when known, its G_bar is not kept). Returns (alpha, rho,
+    FitResult), or None when the cache cannot hold a working set of MIN_Q
+    rows (the caller then takes the pair steps)."""
     t0 = time.perf_counter()
     n = len(y)
     d = max(X.n_features if n_features is None else int(n_features), 1)
-    q, batch = plan(n, X.n_rows, d, q, params.cache_mb)
+    q, batch = plan(n, X.n_rows, d, q, params.cache_mb, None if cache is None else cache.slots)
     if q == 0:
         return None
-    y, C, p, index, alpha, cache, QD, G = dual_arrays(X, y, C, p, kernel, params, alpha, index, n_features, batch)
+    if cache is not None:
+        batch = min(batch, cache.max_batch)
+    y, C, p, index, alpha, cache, QD, G = dual_arrays(X, y, C, p, kernel, params, alpha, index, n_features, batch,
+                                                      cache)
     eps = float(params.eps)
     max_iter = step_cap(params, n)
     parallel = X.nnz >= opts.PARALLEL_MIN_NNZ
@@ -75,7 +86,9 @@ def solve(X, y, C, p, kernel, params, q, alpha=None, index=None, progress=None, 
     phase = np.zeros(5)     # seconds in: selection, rows, inner SMO, gradient update, the block
     clock = time.perf_counter
     with threads(params):
-        if np.any(alpha != 0.0):
+        if point is not None and point.G is not None:
+            G[:] = point.G
+        elif np.any(alpha != 0.0):
             start_gradient = K.initial_gradient if parallel else K.initial_gradient_serial
             start_gradient(y, C, p, index, alpha, G, np.zeros(n), *blk.args)
         while True:
@@ -98,6 +111,8 @@ def solve(X, y, C, p, kernel, params, q, alpha=None, index=None, progress=None, 
             start = half
             if progress is not None and rounds % 16 == 0:
                 progress(int(min(steps, max_iter)), max_iter, f"{rounds} rounds, {steps} steps, gap {gap:.3g}")
+    if point is not None:
+        point.alpha, point.G, point.G_bar = alpha, (G if optimal else None), None
     loop = {"working_set": q, "rounds": rounds, "gap": float(gap)}
     return _result(y, C, p, alpha, G, cache, loop, phase, steps, optimal, t0)
 
@@ -117,7 +132,7 @@ class _Block:
         self.slots = np.empty(q, np.int64)
         self.Kws = np.empty((q, q), np.float32)
         self.F = np.zeros((6, q))
-        self.ident = np.arange(q, dtype=np.int64)
+        self.keys = np.empty(q, np.int64)
         self.dcoef = np.zeros(q)
 
     def round(self, y, C, alpha, G, QD, index, start, eps, cap, phase, c1):
@@ -130,7 +145,7 @@ class _Block:
         c2 = clock()
         self.gather(ws, index, slots, self.cache.M, self.Kws, start)
         c3 = clock()
-        taken, _ = KB.inner_smo(y, C, alpha, G, QD, ws, self.Kws, eps, FRAC, cap, self.F, self.ident, self.dcoef)
+        taken, _ = KB.inner_smo(y, C, alpha, G, QD, ws, self.Kws, eps, FRAC, cap, self.F, self.keys, self.dcoef)
         c4 = clock()
         moved = np.flatnonzero(self.dcoef)
         if len(moved):

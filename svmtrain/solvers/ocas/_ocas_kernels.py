@@ -32,6 +32,8 @@ called through ``_numba_options.by_blocks``: with ``nb == 1`` (small data,
 ``--threads 1``) its serial twin runs, the same code compiled without
 ``parallel``, so those runs compile no parallel code.
 """
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -262,6 +264,90 @@ def gram_row(A, k, slot, a, nb, out):
     A[slot] = a
     rows_dot(A, k, a, nb, out)
     return out[slot]
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def gram_row_mixed_kernel(A, sp_start, sp_len, pidx, pval, k, a, nb, out):
+    """out[j] = a_j.a for j < k where cut j is sparse (sp_len[j] >= 0: its
+    sp_len[j] indices and values from sp_start[j] in pidx/pval, a gather
+    from the dense ``a``, O(nnz_j)) or dense (row A[j], O(d)); parallel
+    over blocks of cuts, each product summed in one order (the results
+    depend on nothing else)."""
+    d = a.shape[0]
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, k)
+        for j in range(lo, hi):
+            ln = sp_len[j]
+            if ln >= 0:
+                s = 0.0
+                st = sp_start[j]
+                for t in range(st, st + ln):
+                    s += pval[t] * a[pidx[t]]
+                out[j] = s
+            else:
+                out[j] = _dot(A[j], a, 0, d)
+    return out
+
+
+gram_row_mixed = by_blocks(gram_row_mixed_kernel, 7)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def combine_mixed_kernel(A, sp_start, sp_len, pidx, pval, alpha, k, w_b, w_c, w_d, nb):
+    """``combine_cuts`` over a buffer holding sparse cuts (see
+    ``gram_row_mixed_kernel``): the dense active cuts are added as there
+    (parallel over feature blocks), then the sparse active ones scattered,
+    O(nnz) each; then w_d = w_c - w_b and the three products."""
+    dd = w_c.shape[0]
+    part = np.zeros((nb, 3))
+    for fb in prange(nb):
+        lo, hi = _block(fb, nb, dd)
+        for q in range(lo, hi):
+            w_c[q] = 0.0
+        for j in range(k):
+            aj = alpha[j]
+            if aj > 0.0 and sp_len[j] < 0:
+                Aj = A[j]
+                for q in range(lo, hi):
+                    w_c[q] += aj * Aj[q]
+    for j in range(k):
+        aj = alpha[j]
+        if aj > 0.0 and sp_len[j] >= 0:
+            st = sp_start[j]
+            for t in range(st, st + sp_len[j]):
+                w_c[pidx[t]] += aj * pval[t]
+    for fb in prange(nb):
+        lo, hi = _block(fb, nb, dd)
+        for q in range(lo, hi):
+            w_d[q] = w_c[q] - w_b[q]
+        part[fb, 0] = _dot(w_c, w_c, lo, hi)
+        part[fb, 1] = _dot(w_d, w_d, lo, hi)
+        part[fb, 2] = _dot(w_b, w_d, lo, hi)
+    scc = 0.0
+    sdd = 0.0
+    sbd = 0.0
+    for fb in range(nb):
+        scc += part[fb, 0]
+        sdd += part[fb, 1]
+        sbd += part[fb, 2]
+    return scc, sdd, sbd
+
+
+combine_mixed = by_blocks(combine_mixed_kernel, 10)
+
+
+@njit(cache=True, nogil=True)
+def sparsify(a, pidx, pval, start):
+    """Append the nonzeros of ``a`` (indices ascending) to pidx/pval from
+    ``start`` (room for all of them); returns their count."""
+    t = start
+    for q in range(a.shape[0]):
+        v = a[q]
+        if v != 0.0:
+            pidx[t] = q
+            pval[t] = v
+            t += 1
+    return t - start
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
@@ -632,6 +718,317 @@ def qp_active_set(H, bvec, alpha, k, Cb, tol_gap, max_iter):
     return it * status
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _hx(H, k, a, c):
+    """H extended by the slack coordinate k (zero row and column)."""
+    return H[a, c] if a < k and c < k else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _rcol(H, k, F, m, j, c):
+    """Column of the reduced Hessian for coordinate j on the face F[:m]
+    (base F[0]): c[i - 1] = (e_Fi - e_F0)' H (e_j - e_F0), i = 1..m-1;
+    returns its diagonal entry (e_j - e_F0)' H (e_j - e_F0)."""
+    f0 = F[0]
+    h00 = _hx(H, k, f0, f0)
+    hj0 = _hx(H, k, j, f0)
+    for i in range(1, m):
+        fi = F[i]
+        c[i - 1] = _hx(H, k, fi, j) - _hx(H, k, fi, f0) - hj0 + h00
+    return _hx(H, k, j, j) - 2.0 * hj0 + h00
+
+
+@njit(cache=True, nogil=True)
+def _chol_forward(L, q, c, out):
+    """out = L^-1 c (L lower triangular q x q); returns out.out."""
+    ss = 0.0
+    for i in range(q):
+        v = c[i]
+        row = L[i]
+        for r in range(i):
+            v -= row[r] * out[r]
+        v /= row[i]
+        out[i] = v
+        ss += v * v
+    return ss
+
+
+@njit(cache=True, nogil=True)
+def _chol_backward(L, q, v):
+    """v = L'^-1 v in place (column-oriented: rows of L only)."""
+    for i in range(q - 1, -1, -1):
+        si = v[i] / L[i, i]
+        v[i] = si
+        row = L[i]
+        for r in range(i):
+            v[r] -= row[r] * si
+
+
+@njit(cache=True, nogil=True)
+def chol_delete(L, q, c):
+    """L L' = R (q x q, L lower triangular) -> the factor of R without row
+    and column c, in L[:q-1, :q-1], by Givens rotations of L's columns."""
+    for i in range(c, q - 1):
+        for r in range(i + 2):
+            L[i, r] = L[i + 1, r]
+    for i in range(c, q - 1):
+        a = L[i, i]
+        b = L[i, i + 1]
+        rho = math.hypot(a, b)
+        if rho == 0.0:
+            continue
+        cs = a / rho
+        sn = b / rho
+        for r in range(i, q - 1):
+            t1 = L[r, i]
+            t2 = L[r, i + 1]
+            L[r, i] = cs * t1 + sn * t2
+            L[r, i + 1] = -sn * t1 + cs * t2
+        L[i, i + 1] = 0.0
+    for r in range(q):
+        L[q - 1, r] = 0.0
+        L[r, q - 1] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def _move_along(H, k, F, m, p, jx, px, z, g, tau):
+    """z += tau p over the face F[:m] (and coordinate jx with px when
+    jx >= 0); g = H z - b follows (the slack's g stays 0)."""
+    for a in range(m + (1 if jx >= 0 else 0)):
+        ja = F[a] if a < m else jx
+        pa = p[a] if a < m else px
+        if pa == 0.0:
+            continue
+        z[ja] += tau * pa
+        if ja < k:
+            d = tau * pa
+            row = H[ja]
+            for l in range(k):
+                g[l] += d * row[l]
+
+
+@njit(cache=True, nogil=True)
+def _ratio(F, m, p, jx, px, z, tau):
+    """The largest step <= tau keeping z + t p >= 0 over F[:m] (and jx):
+    (t, blocking position in F, m for jx, or -1)."""
+    blk = -1
+    for a in range(m + (1 if jx >= 0 else 0)):
+        pa = p[a] if a < m else px
+        if pa < 0.0:
+            za = z[F[a]] if a < m else z[jx]
+            t = za / -pa if za > 0.0 else 0.0
+            if t < tau:
+                tau = t
+                blk = a
+    return tau, blk
+
+
+@njit(cache=True, nogil=True)
+def qp_faces(H, bvec, alpha, k, Cb, tol_gap, max_iter):
+    """Primal active-set method for the reduced dual (in place, warm
+    start), with an updated factorisation: the successor of
+    ``qp_active_set`` (same problem, slack coordinate k, same entering rule
+    and tolerance), at O(m^2 + k m) per face instead of a dense O(m^3)
+    KKT solve.
+
+    On the face F (the coordinates allowed to be positive; base f0 = F[0])
+    the simplex is parametrised by the moves e_Fi - e_f0, whose reduced
+    Hessian R (the Gram matrix of the cut differences a_Fi - a_f0; the
+    slack's cut is 0) is kept as its Cholesky factor L L' = R: a coordinate
+    entering appends a row (a triangular solve), one leaving deletes a row
+    (Givens rotations), and each face step is two triangular solves (the
+    Newton step from the current point, cut short at the first coordinate
+    that reaches zero, which leaves). Cuts are often linearly dependent
+    (k cuts in fewer dimensions than k, e.g. regression on a few features):
+    a coordinate whose new pivot vanishes (R singular) is not added;
+    instead the point moves along the null direction of R (where f is
+    linear) downhill until a coordinate of the face (or the new one)
+    reaches zero and leaves, and the coordinate is tried again. The base
+    leaving, or a rejected warm start, rebuilds the factor from scratch.
+    Every iterate is feasible and f never increases.
+
+    Returns the number of faces visited, negated when it gave up
+    (numerical trouble or max_iter): ``qp_simplex`` then finishes from the
+    feasible point left in alpha.
+    """
+    n1 = k + 1
+    z = np.empty(n1)
+    tot = 0.0
+    for j in range(k):
+        z[j] = alpha[j] if alpha[j] > 0.0 else 0.0
+        tot += z[j]
+    if tot > Cb:
+        for j in range(k):
+            z[j] *= Cb / tot
+        tot = Cb
+    z[k] = Cb - tot if Cb - tot > 0.0 else 0.0
+    g = np.zeros(n1)
+    for j in range(k):
+        g[j] = -bvec[j]
+    for a in range(k):
+        if z[a] > 0.0:
+            row = H[a]
+            za = z[a]
+            for l in range(k):
+                g[l] += za * row[l]
+    cap = 8
+    for j in range(n1):
+        cap += z[j] > 0.0
+    cap = min(cap * 2, n1)
+    L = np.zeros((cap, cap))
+    F = np.empty(n1, np.int64)
+    inF = np.zeros(n1, np.bool_)
+    col = np.empty(n1)
+    lvec = np.empty(n1)
+    p = np.empty(n1)
+    pending = np.empty(n1, np.int64)
+    m = 0
+    npend = 0
+    rebuild = True
+    it = 0
+    status = 1
+    jadd = -1          # coordinate being added (from pending or entering)
+    while True:
+        if it >= max_iter:
+            status = -1
+            break
+        if rebuild:
+            rebuild = False
+
+            for a in range(m):
+                inF[F[a]] = False
+            f0 = -1
+            best = 0.0
+            for j in range(n1):
+                if z[j] > best:
+                    best = z[j]
+                    f0 = j
+            if f0 < 0:
+                status = -1
+                break
+            F[0] = f0
+            inF[f0] = True
+            m = 1
+            npend = 0
+            for j in range(n1):
+                if j != f0 and z[j] > 0.0:
+                    pending[npend] = j
+                    npend += 1
+            jadd = -1
+        if jadd < 0 and npend > 0:
+            npend -= 1
+            jadd = pending[npend]
+        if jadd >= 0:
+            # add jadd to the face: append a row to L, or move along R's null direction
+            it += 1
+            j = jadd
+            q = m - 1
+            d = _rcol(H, k, F, m, j, col)
+            ll = _chol_forward(L, q, col, lvec)
+            delta = d - ll
+            if d > 0.0 and delta > 1e-11 * d:
+                if q + 1 > L.shape[0] - 1 or m + 1 > L.shape[0]:
+                    big = min(2 * L.shape[0] + 2, n1)
+                    L2 = np.zeros((big, big))
+                    L2[:q, :q] = L[:q, :q]
+                    L = L2
+                for r in range(q):
+                    L[q, r] = lvec[r]
+                L[q, q] = math.sqrt(delta)
+                F[m] = j
+                inF[j] = True
+                m += 1
+                jadd = -1
+                continue
+            # null direction s = (-L'^-1 l, 1) over (F[1:], j); base -sum
+            for r in range(q):
+                p[r] = lvec[r]
+            _chol_backward(L, q, p)
+            psum = 0.0
+            for a in range(q, 0, -1):
+                p[a] = -p[a - 1]
+                psum += p[a]
+            p[0] = -(psum + 1.0)
+            pj = 1.0
+            slope = pj * g[j]
+            for a in range(m):
+                slope += p[a] * g[F[a]]
+            if slope > 0.0:
+                for a in range(m):
+                    p[a] = -p[a]
+                pj = -1.0
+            tau, blk = _ratio(F, m, p, j, pj, z, np.inf)
+            if blk < 0:
+                status = -1
+                break
+            _move_along(H, k, F, m, p, j, pj, z, g, tau)
+            if blk == m:        # j itself reached zero: it stays out
+                z[j] = 0.0
+                jadd = -1
+                continue
+            out = F[blk]
+            z[out] = 0.0
+            inF[out] = False
+            if blk == 0:
+                rebuild = True   # j still has z > 0 (or 0): rebuild picks it up if positive
+                continue
+            chol_delete(L, m - 1, blk - 1)
+            for a in range(blk, m - 1):
+                F[a] = F[a + 1]
+            m -= 1
+            continue              # try j again
+        # Newton step on the face from z: R s = -rg, rg_i = g_Fi - g_f0
+        it += 1
+        q = m - 1
+        f0 = F[0]
+        for a in range(q):
+            p[a] = -(g[F[a + 1]] - g[f0])
+        _chol_forward(L, q, p, lvec)
+        for a in range(q):
+            p[a] = lvec[a]
+        _chol_backward(L, q, p)
+        psum = 0.0
+        for a in range(q, 0, -1):
+            p[a] = p[a - 1]
+            psum += p[a]
+        p[0] = -psum
+        tau, blk = _ratio(F, m, p, -1, 0.0, z, 1.0)
+        if tau > 0.0:
+            _move_along(H, k, F, m, p, -1, 0.0, z, g, tau)
+        if blk >= 0:
+            out = F[blk]
+            z[out] = 0.0
+            inF[out] = False
+            if blk == 0:
+                rebuild = True
+                continue
+            chol_delete(L, q, blk - 1)
+            for a in range(blk, m - 1):
+                F[a] = F[a + 1]
+            m -= 1
+            continue
+        # the face's minimiser: price the coordinates outside it
+        lam = 0.0
+        zs = 0.0
+        for a in range(m):
+            lam += z[F[a]] * g[F[a]]
+            zs += z[F[a]]
+        lam /= zs
+        jin = -1
+        gmin = lam - tol_gap / Cb
+        for j in range(n1):
+            if not inF[j] and g[j] < gmin:
+                gmin = g[j]
+                jin = j
+        if jin < 0:
+            break
+        z[jin] = 0.0
+        jadd = jin
+    for j in range(k):
+        alpha[j] = z[j] if z[j] > 0.0 else 0.0
+    return it * status
+
+
 @njit(cache=True, nogil=True)
 def qp_simplex(H, bvec, alpha, k, Cb, tol_abs, tol_rel, max_steps, max_faces):
     """Solve the reduced dual in place over alpha[:k] (warm start).
@@ -661,7 +1058,7 @@ def qp_simplex(H, bvec, alpha, k, Cb, tol_abs, tol_rel, max_steps, max_faces):
     alpha (the reduced dual value is -f).
     """
     if max_faces > 0:
-        qp_active_set(H, bvec, alpha, k, Cb, tol_abs, max_faces)
+        qp_faces(H, bvec, alpha, k, Cb, tol_abs, max_faces)
     g = np.empty(k)
     asum = _qp_gradient(H, bvec, alpha, k, g)
     if asum > Cb:  # defensive: scale a drifted warm start back
@@ -877,6 +1274,64 @@ def breakpoints_kernel(y, cw, out_b, out_d, qb, nb, kb, wb):
 
 
 breakpoints = by_blocks(breakpoints_kernel, 5)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE, error_model="numpy")
+def svr_breakpoints_kernel(y, out_b, out_d, p, cost, qb, nb, kb, wb):
+    """Pass 1 of the exact line search of the epsilon-insensitive loss
+    (``--task r``, ``ocas_regression``): phi(t) = 1/2 |w_b + t d|^2 +
+    cost sum_i max(0, |e_i + t r_i| - p), e_i = out_b_i - y_i, r_i = out_d_i.
+    Row i's loss is the sum of two hinges max(0, u + t v), (u, v) = (e_i - p,
+    r_i) and (-e_i - p, -r_i), each with a breakpoint in (0, inf) where
+    u v < 0, at t = -u / v, raising phi' by cost |v|. Row i's two
+    breakpoints go to kb[2i], kb[2i + 1] (inf, weight 0 when none), their
+    weights to wb (both 2n long), the input of ``minimise_over_breakpoints``.
+
+    Returns (qb + phi'(0+) of the loss, number of breakpoints), block sums
+    added in block order."""
+    n = y.shape[0]
+    g0p = np.zeros(nb)
+    cnt = np.zeros(nb, np.int64)
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        g = 0.0
+        c = 0
+        for i in range(lo, hi):
+            e = out_b[i] - y[i]
+            r = out_d[i]
+            for h in range(2):
+                u = e - p if h == 0 else -e - p
+                v = r if h == 0 else -r
+                # active on (0, eps): u > 0, or u == 0 and v > 0
+                if u > 0.0 or (u == 0.0 and v > 0.0):
+                    g += cost * v
+                q = 2 * i + h
+                if (u < 0.0 and v > 0.0) or (u > 0.0 and v < 0.0):
+                    kb[q] = -u / v
+                    wb[q] = cost * abs(v)
+                    c += 1
+                else:
+                    kb[q] = np.inf
+                    wb[q] = 0.0
+        g0p[blk] = g
+        cnt[blk] = c
+    G = qb
+    m = 0
+    for blk in range(nb):
+        G += g0p[blk]
+        m += cnt[blk]
+    return G, m
+
+
+svr_breakpoints = by_blocks(svr_breakpoints_kernel, 6)
+
+
+def svr_line_search(y, out_b, out_d, p, cost, qa, qb, nb, kb, wb):
+    """The exact minimiser t >= 0 of the epsilon-insensitive SVR objective
+    along d (see ``svr_breakpoints_kernel``; qa = |d|^2 > 0, qb = w_b.d,
+    ``kb``/``wb`` scratch arrays of length 2n). Returns (t, breakpoints)."""
+    G, m = svr_breakpoints(y, out_b, out_d, p, cost, qb, nb, kb, wb)
+    return minimise_over_breakpoints(kb, wb, G, m, qa, nb), m
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)

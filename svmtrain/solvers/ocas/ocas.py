@@ -83,6 +83,7 @@ QP_TOL = 1e-4            # reduced-QP duality gap <= QP_TOL * min(max(eps |Q_P|,
 CUT_RESERVE_BYTES = 2 << 30  # initial address space reserved for the cut buffer
 MIN_NNZ_PER_THREAD = 50000  # small problems use fewer threads (see _threads_for)
 DELTA_REFRESH = 32       # recompute a cut from scratch after this many incremental ones
+SPARSE_CUT = 2           # DenseForm stores a cut sparse when it touches at most 1/SPARSE_CUT of the features
 
 EXIT_TOLREL = "TolRel"
 EXIT_TOLABS = "TolAbs"
@@ -122,6 +123,55 @@ class _Cuts:
         self.hrow = np.zeros(self.cap)
         self.n_dropped = 0
         self.n_merged = 0
+        # sparse cuts (DenseForm, ``sparse=True``): slot j with sp_len[j] >= 0
+        # holds its sp_len[j] indices/values from sp_start[j] in pidx/pval
+        # (a pool filled from pend, compacted when full), not a dense row
+        self.sp_start = np.zeros(self.cap, np.int64)
+        self.sp_len = np.full(self.cap, -1, np.int64)
+        self.pidx = np.empty(0, np.int32)
+        self.pval = np.empty(0)
+        self.pend = 0
+
+    def has_sparse(self):
+        return bool((self.sp_len[:self.k] >= 0).any())
+
+    def put(self, slot, a, nnz):
+        """Store the dense cut ``a`` (nnz nonzeros) in ``slot``: sparse when
+        it touches at most 1/SPARSE_CUT of its entries, else as the slot's dense row."""
+        if nnz * SPARSE_CUT > a.shape[0]:
+            self.stores[0][slot] = a
+            self.sp_len[slot] = -1
+            return
+        self.sp_len[slot] = -1
+        if self.pend + nnz > self.pidx.shape[0]:
+            self._compact(nnz)
+        self.sp_start[slot] = self.pend
+        self.sp_len[slot] = K.sparsify(a, self.pidx, self.pval, self.pend)
+        self.pend += nnz
+
+    def _compact(self, need):
+        """Drop the pool's dead segments (and grow it) so that ``need`` more entries fit."""
+        live = np.flatnonzero(self.sp_len[:self.cap] >= 0)
+        used = int(self.sp_len[live].sum())
+        size = max(1024, 2 * (used + need))
+        pidx, pval = np.empty(size, np.int32), np.empty(size)
+        at = 0
+        for j in live:
+            st, ln = int(self.sp_start[j]), int(self.sp_len[j])
+            pidx[at:at + ln] = self.pidx[st:st + ln]
+            pval[at:at + ln] = self.pval[st:st + ln]
+            self.sp_start[j] = at
+            at += ln
+        self.pidx, self.pval, self.pend = pidx, pval, at
+
+    def dense(self, j):
+        """Cut j as a dense vector (a new array)."""
+        if self.sp_len[j] < 0:
+            return self.stores[0][j].copy()
+        v = np.zeros(self.stores[0].shape[1])
+        st, ln = int(self.sp_start[j]), int(self.sp_len[j])
+        v[self.pidx[st:st + ln]] = self.pval[st:st + ln]
+        return v
 
     def _grow(self):
         cap = min(self.limit, 2 * self.cap)
@@ -133,9 +183,9 @@ class _Cuts:
         H = np.zeros((cap, cap))
         H[:k, :k] = self.H[:k, :k]
         self.H = H
-        for name in ("b", "alpha", "last_active", "born", "hrow"):
+        for name in ("b", "alpha", "last_active", "born", "hrow", "sp_start", "sp_len"):
             old = getattr(self, name)
-            new = np.zeros(cap, old.dtype)
+            new = np.zeros(cap, old.dtype) if name != "sp_len" else np.full(cap, -1, old.dtype)
             new[:k] = old[:k]
             setattr(self, name, new)
         self.cap = cap
@@ -174,9 +224,16 @@ class _Cuts:
         row[j] = 0.0
         H[i, :k] = row
         H[:k, i] = row
-        for rows in self.stores:      # every representation of a cut is linear in it
-            rows[i] *= ti
-            K.axpy_sqnorm(rows[i], tj, rows[j], self.nb)
+        if self.sp_len[i] >= 0 or self.sp_len[j] >= 0:     # a sparse cut: merge densely, store by density
+            v = self.dense(i)
+            v *= ti
+            v += tj * self.dense(j)
+            self.sp_len[j] = -1
+            self.put(i, v, int(np.count_nonzero(v)))
+        else:
+            for rows in self.stores:      # every representation of a cut is linear in it
+                rows[i] *= ti
+                K.axpy_sqnorm(rows[i], tj, rows[j], self.nb)
         self.b[i] = ti * self.b[i] + tj * self.b[j]
         self.alpha[i] = s
         self.born[i] = min(self.born[i], self.born[j])
@@ -224,6 +281,9 @@ class DenseForm:
     def combine(self):
         """w_c and w_d from the cuts' alpha; returns (|w_c|^2, |w_d|^2, w_b.w_d)."""
         c = self.cuts
+        if c.has_sparse():
+            return K.combine_mixed(c.stores[0], c.sp_start, c.sp_len, c.pidx, c.pval, c.alpha, c.k, self.w_b,
+                                   self.w_c, self.w_d, self.nb)
         return K.combine_cuts(c.stores[0], c.alpha, c.k, self.w_b, self.w_c, self.w_d, self.nb)
 
     def line_search(self, qa, qb):
@@ -241,7 +301,16 @@ class DenseForm:
 
     def add_cut(self, bval, it):
         a = self.data.cut()
-        return self.cuts.add(lambda slot, k, hrow: K.gram_row(self.cuts.stores[0], k, slot, a, self.nb, hrow), bval, it)
+        c = self.cuts
+        nnz = int(np.count_nonzero(a))
+
+        def fill(slot, k, hrow):
+            c.put(slot, a, nnz)
+            if c.has_sparse():     # products from the sparse side: O(nnz_j) per sparse cut j
+                K.gram_row_mixed(c.stores[0], c.sp_start, c.sp_len, c.pidx, c.pval, k, a, self.nb, hrow)
+            else:
+                K.rows_dot(c.stores[0], k, a, self.nb, hrow)
+        return c.add(fill, bval, it)
 
     def w(self):
         """w_b (owned by this object)."""

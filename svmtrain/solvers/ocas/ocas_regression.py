@@ -18,6 +18,7 @@ import numpy as np
 
 from ...errors import ParameterError
 from ..dcd import _dcd_regression_kernels as KS
+from . import _ocas_kernels as K
 from .ocas import _check
 from .ocas_scores import fit_scores
 
@@ -40,4 +41,14 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
         nv, loss, bconst = KS.svr_score_pass(scores, y, p, squared, coef)
         return coef, nv, loss, bconst
 
-    return fit_scores(X, loss_pass, params.resolved_C(X.n_rows), n_features, params, progress, log)
+    C = params.resolved_C(X.n_rows)
+    exact_search = None
+    if not squared:
+        # the L1 loss is piecewise linear along a line: regula falsi on its
+        # step-like derivative crawls (and stalled on targets far from 0
+        # without a bias), so its line search is exact (K.svr_line_search)
+        kb, wb = np.empty(2 * X.n_rows), np.empty(2 * X.n_rows)
+
+        def exact_search(out_b, out_d, qa, qb, nb):
+            return K.svr_line_search(y, out_b, out_d, p, C, qa, qb, nb, kb, wb)[0]
+    return fit_scores(X, loss_pass, C, n_features, params, progress, log, exact_search=exact_search)

@@ -43,9 +43,12 @@ class ScoreData:
     derivative at t = 0 of the next line search) and at the last cut point.
     ``B`` is the constant feature's value in the scores and the cuts;
     ``cut_bias`` (default B) its value in the cuts alone (0 where it cancels).
+    ``exact_search(out_b, out_d, qa, qb, nb)``, if given, is the loss's exact
+    line search (the minimiser t >= 0 from the outputs, no further data
+    pass), used instead of :func:`regula_falsi`.
     """
 
-    def __init__(self, X, loss_pass, cost, B, dim, nb):
+    def __init__(self, X, loss_pass, cost, B, dim, nb, exact_search=None):
         X = as_source(X)
         n = X.n_rows
         self.X, self.loss_pass, self.cost, self.B, self.nb = X, loss_pass, cost, B, nb
@@ -60,6 +63,7 @@ class ScoreData:
         self.buf = np.empty((nb, dim)) if nb > 1 else np.empty((1, 1))
         self.a = np.zeros(dim)
         self.n_passes = 0
+        self.exact_search = exact_search
 
     def _pass(self, scores):
         self.n_passes += 1
@@ -89,6 +93,8 @@ class ScoreData:
         """A minimiser t >= 0 of F(w_b + t w_d) (qa = |w_d|^2 > 0, qb = w_b.w_d)
         by :func:`regula_falsi`; keeps the outputs of w_d."""
         self._outputs(w_d)
+        if self.exact_search is not None:
+            return self.exact_search(self.out_b, self.out_d, qa, qb, self.nb)
         return regula_falsi(qb - self.cost * float(self.coef_b @ self.out_d), qa, qb, self._slope)
 
     def loss_at_end(self, w_b, w_d):
@@ -160,10 +166,11 @@ def regula_falsi(g0, qa, qb, slope):
     return lo - g_lo * (hi - lo) / (g_hi - g_lo) if g_hi > g_lo else lo
 
 
-def fit_scores(X, loss_pass, C, n_features, params, progress=None, log=None, warm_start=None):
+def fit_scores(X, loss_pass, C, n_features, params, progress=None, log=None, warm_start=None, exact_search=None):
     """Minimise 1/2 |w|^2 + C loss(X w) by ``ocas.solve`` over
     ``ScoreData(X, loss_pass, C)`` (a Chunk or a ``--stream`` source, ``-B``
-    as LIBLINEAR's), with ocas's threads; ``warm_start`` as ``ocas.solve``'s.
+    as LIBLINEAR's), with ocas's threads; ``warm_start`` as ``ocas.solve``'s,
+    ``exact_search`` as ScoreData's.
     The FitResult's info adds ``primal_C_form`` (= Q_P, the primal value)
     and ``C``; no rows give w = 0."""
     t0 = time.perf_counter()
@@ -175,7 +182,7 @@ def fit_scores(X, loss_pass, C, n_features, params, progress=None, log=None, war
     old_threads = numba.get_num_threads()
     numba.set_num_threads(nb)
     try:
-        result = solve(ScoreData(X, loss_pass, C, kernel_bias(params), dim, nb), n, dim, params, progress, log,
+        result = solve(ScoreData(X, loss_pass, C, kernel_bias(params), dim, nb, exact_search), n, dim, params, progress, log,
                        nb, t0, warm_start=warm_start)
     finally:
         numba.set_num_threads(old_threads)
