@@ -138,6 +138,7 @@ def test_out_file_parses_as_grid_pys(tmp_path):
     (["--grid", "-log2c", "1,2,0"], "-log2c"),
     (["-log2c", "1,2,1"], "belong to --grid"),
     (["--grid", "--stream"], "in memory"),
+    (["--grid", "--engine", "dask", "--jobs", "2"], "--jobs counts local worker processes"),
 ])
 def test_refusals(args, says, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

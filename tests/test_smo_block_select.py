@@ -67,3 +67,44 @@ def test_order_key_orders_as_the_floats():
     keys = [K.order_key(v) for v in x]
     assert keys == sorted(keys) and keys[5] == keys[6]
     assert [K.key_value(k) for k in keys[:5] + keys[6:]] == list(x[:5]) + list(x[6:])
+
+
+def test_pair_then_select_i_is_the_step_then_the_selection():
+    """The fused step: the same alphas and gradients as pair_on_block, and
+    the next i of block_select_i on them, to the bit."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        m = int(rng.integers(2, 60))
+        y, C, a, G, QD, K_i = _problem(rng, m, coarse=False)
+        K_j = rng.random(m).astype(np.float32)
+        qi, qj = (int(v) for v in rng.choice(m, 2, replace=False))
+        a1, G1, a2, G2 = a.copy(), G.copy(), a.copy(), G.copy()
+        want = K.pair_on_block(y, C, a1, G1, QD, K_i, K_j, qi, qj, m)
+        want_next = K.block_select_i(y, C, a1, G1, m, np.empty(m, np.int64))
+        got = K.pair_then_select_i(y, C, a2, G2, QD, K_i, K_j, qi, qj, m, np.empty(m, np.int64))
+        assert got == want + want_next
+        assert np.array_equal(a1, a2) and np.array_equal(G1, G2)
+
+
+def test_cholesky_and_dropping_a_variable_are_numpys():
+    """The Newton step's factor (_cholesky, with jitter) and its update when a
+    variable leaves the face (_cholesky_drop) against numpy.linalg.cholesky."""
+    rng = np.random.default_rng(5)
+    for k in (1, 2, 7, 30):
+        B = rng.standard_normal((k, k + 3))
+        A = B @ B.T
+        L = A.copy()
+        assert K._cholesky(L, k, 0.5)
+        want = np.linalg.cholesky(A + 0.5 * np.eye(k))
+        assert np.allclose(np.tril(L), want, rtol=1e-10, atol=1e-12)
+        for j in sorted({0, k // 2, k - 1}, reverse=True):
+            if k < 2:
+                break
+            keep = np.delete(np.arange(k), j)
+            full = np.tril(L[:k, :k]) @ np.tril(L[:k, :k]).T
+            K._cholesky_drop(L, k, j)
+            k -= 1
+            assert np.allclose(np.tril(L[:k, :k]), np.linalg.cholesky(full[np.ix_(keep, keep)]), rtol=1e-9,
+                               atol=1e-10)
+    singular = np.ones((3, 3))
+    assert not K._cholesky(singular.copy(), 3, 0.0) and K._cholesky(singular.copy(), 3, 1e-6)

@@ -294,17 +294,16 @@ def _point_rates(job, points, workers, client):
         return
     gammas = list(dict.fromkeys(g for _, g in points))         # grid.py's order of first appearance
     folds = len(job.splits)
-    c_index = {c: i for i, c in enumerate(job.c_exps or [None])}
     tasks = [("path_correct", (g, k)) for g in gammas for k in range(folds)]
-    finished = zip(tasks, _results(job, tasks, min(workers, len(tasks)), client))
-    correct, seen = {}, {}
-    for point in points:
-        g = point[1]
-        while seen.get(g, 0) < folds:
-            (_, (tg, _)), counts = next(finished)
-            correct[tg] = correct.get(tg, 0) + np.asarray(counts, np.int64)
-            seen[tg] = seen.get(tg, 0) + 1
-        yield point, rate_of(int(correct[g][c_index[point[0]]]), job.data.n_rows)
+    counts = zip((g for _, (g, _) in tasks), _results(job, tasks, min(workers, len(tasks)), client))
+    c_index = {c: i for i, c in enumerate(job.c_exps or [None])}
+    correct = {}                # gamma -> [right predictions at each C, summed over its folds so far, folds]
+    for log2c, log2g in points:
+        while correct.get(log2g, (None, 0))[1] < folds:
+            g, fold_counts = next(counts)
+            total, done = correct.get(g, (0, 0))
+            correct[g] = (total + np.asarray(fold_counts, np.int64), done + 1)
+        yield (log2c, log2g), rate_of(int(correct[log2g][0][c_index[log2c]]), job.data.n_rows)
 
 
 def search_grid(data, params, c_exps, g_exps, folds=5, jobs=None, on_point=None, progress=None, client=None):

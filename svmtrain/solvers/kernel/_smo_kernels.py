@@ -348,6 +348,7 @@ def _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps, max_steps, sta
     taken = 0
     why = COMPACT_LIMIT
     first = True
+    qi, g_max = block_select_i(yc, Cc, ac, Gc, m, keys)     # (then chosen with each step's gradient update)
     while taken < max_steps:
         if not first:
             stats[COUNTER] -= 1
@@ -355,7 +356,6 @@ def _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps, max_steps, sta
                 why = COMPACT_SHRINK
                 break
         first = False
-        qi, g_max = block_select_i(yc, Cc, ac, Gc, m, keys)
         qj = -1
         g_max2 = -np.inf
         si = -1
@@ -368,7 +368,7 @@ def _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps, max_steps, sta
             break
         sj = _compact_row(act[qj], qj if whole else act[qj], si, epoch, m, index, rowc, Mc, own, dense, indptr,
                           indices, values, sq, code, gamma, degree, coef0, squarings, M, slot_of)
-        a_i, a_j = pair_on_block(yc, Cc, ac, Gc, QDc, Mc[si], Mc[sj], qi, qj, m)
+        a_i, a_j, next_i, next_g = pair_then_select_i(yc, Cc, ac, Gc, QDc, Mc[si], Mc[sj], qi, qj, m, keys)
         n_i, n_j = ac[qi], ac[qj]
         # G_bar (every variable) needs the full rows, rarely
         if (a_i >= Cc[qi]) != (n_i >= Cc[qi]):
@@ -380,6 +380,7 @@ def _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps, max_steps, sta
                         squarings, M, slot_of, owner, stamp, state, D, miss_rows, miss_slots)
             _bound_change(G_bar, y, index, full, yc[qj], Cc[qj], a_j, n_j)
         taken += 1
+        qi, g_max = next_i, next_g
     for q in range(m):
         t = act[q]
         alpha[t] = ac[q]
@@ -475,6 +476,37 @@ def pair_on_block(yc, Cc, ac, Gc, QDc, K_i, K_j, qi, qj, m):
     return a_i, a_j
 
 
+@njit(cache=True, nogil=True)
+def pair_then_select_i(yc, Cc, ac, Gc, QDc, K_i, K_j, qi, qj, m, keys):
+    """:func:`pair_on_block`, then :func:`block_select_i` of the next step,
+    in the same pass over the block as the gradient update (the same
+    numbers as the two calls). Returns (the two alphas before the step,
+    the next i, its -y G)."""
+    a_i, a_j = ac[qi], ac[qj]
+    n_i, n_j = _pair(yc[qi], yc[qj], Cc[qi], Cc[qj], a_i, a_j, Gc[qi], Gc[qj], QDc[qi], QDc[qj],
+                     yc[qi] * yc[qj] * K_i[qj])
+    ac[qi] = n_i
+    ac[qj] = n_j
+    d_i = (n_i - a_i) * yc[qi]
+    d_j = (n_j - a_j) * yc[qj]
+    none = order_key(-np.inf)
+    best = none
+    for q in range(m):
+        y = yc[q]
+        g = Gc[q] + y * (K_i[q] * d_i + K_j[q] * d_j)
+        Gc[q] = g
+        a = ac[q]
+        up = ((y > 0.0) & (a < Cc[q])) | ((y < 0.0) & (a > 0.0))
+        k = order_key(-y * g)
+        k = k if up else none
+        keys[q] = k
+        best = max(best, k)
+    if best == none:
+        return a_i, a_j, -1, -np.inf
+    i = _last_of(keys, m, best)
+    return a_i, a_j, i, -yc[i] * Gc[i]
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _bound_change(G_bar, y, index, K, y_v, C_v, a_old, a_new):
     """G_bar += (the change of variable v's part at its upper bound) over every variable."""
@@ -525,8 +557,8 @@ def run(y, C, p, index, alpha, G, G_bar, QD, act, eps, shrinking, max_steps, sta
                     new_m = _shrink(y, C, alpha, G, act, m, eps, stats)
                 m = new_m
                 shrunk = True
-            # (WHOLE: every step once something is shrunk runs compact, the same steps)
-            if 0 < m and ((shrunk and m <= n // 2) or (stats[WHOLE] != 0 and m < n)):
+            # (WHOLE: every step runs compact, the same steps)
+            if 0 < m and ((shrunk and m <= n // 2) or stats[WHOLE] != 0):
                 done, status = _compact_steps(y, C, index, alpha, G, G_bar, QD, act, m, eps,
                                               max_steps - taken, stats, work, js, slots, indptr, indices,
                                               values, sq, code, gamma, degree, coef0, squarings, M, slot_of,
@@ -807,60 +839,98 @@ def _move_face(y, index, G, act, m, M, slot_of, face, k, d):
 
 
 @njit(cache=True, nogil=True)
+def _cholesky_drop(L, k, j):
+    """L[:k-1, :k-1] = the Cholesky factor of L L' (k x k) without row and
+    column j: the rows below j lose their entry in column j, which enters
+    the trailing factor as a rank-one update (O((k - j)^2) work)."""
+    x = L[j + 1:k, j].copy()
+    for p in range(j + 1, k):       # the rank-one update of L[j+1:, j+1:] by x x'
+        q = p - j - 1
+        r = np.sqrt(L[p, p] * L[p, p] + x[q] * x[q])
+        c = r / L[p, p]
+        s = x[q] / L[p, p]
+        L[p, p] = r
+        for i in range(p + 1, k):
+            L[i, p] = (L[i, p] + s * x[i - j - 1]) / c
+            x[i - j - 1] = c * x[i - j - 1] - s * L[i, p]
+    for i in range(j, k - 1):       # row and column j out
+        for b in range(j):
+            L[i, b] = L[i + 1, b]
+        for b in range(j, i + 1):
+            L[i, b] = L[i + 1, b + 1]
+
+
+@njit(cache=True, nogil=True)
+def _newton_direction(y, G, face, k, L, u, w, d):
+    """d[:k] = the Newton step of the face's alphas (K_FF u + rho 1 = -y G,
+    1'u = 0, d = y u) from the factor L of K_FF."""
+    for a in range(k):
+        u[a] = -y[face[a]] * G[face[a]]
+        w[a] = 1.0
+    _cholesky_solve(L, k, u)
+    _cholesky_solve(L, k, w)
+    su = 0.0
+    sw = 0.0
+    for a in range(k):
+        su += u[a]
+        sw += w[a]
+    rho = su / sw
+    for a in range(k):
+        d[a] = y[face[a]] * (u[a] - rho * w[a])
+
+
+@njit(cache=True, nogil=True)
+def _longest_step(C, alpha, face, k, d):
+    """(the largest t <= 1 with alpha + t d inside the box on the face, the
+    position of the variable that stops it or -1); then alpha moved by
+    t d (that variable put exactly on its bound) and d the moves made."""
+    t_max = 1.0
+    block = -1
+    for a in range(k):
+        v = face[a]
+        if d[a] > 0.0 and C[v] - alpha[v] < t_max * d[a]:
+            t_max = (C[v] - alpha[v]) / d[a]
+            block = a
+        elif d[a] < 0.0 and -alpha[v] > t_max * d[a]:
+            t_max = -alpha[v] / d[a]
+            block = a
+    for a in range(k):
+        v = face[a]
+        new = alpha[v] + t_max * d[a]
+        if a == block:
+            new = C[v] if d[a] > 0.0 else 0.0
+        d[a] = new - alpha[v]
+        alpha[v] = new
+    return block
+
+
+@njit(cache=True, nogil=True)
 def newton_face(y, C, alpha, G, G_bar, index, act, m, M, slot_of, max_free, max_rounds, budget, A, face, u, w, d):
     """Moves the free variables among act[:m] toward the minimum of the dual
     on their face, in at most ``max_rounds`` rounds: the Newton direction of
     the free variables (the others fixed, y'alpha unchanged: K_FF u + rho 1
     = -y G, 1'u = 0 for u = y dalpha, by Cholesky), then the longest step
     along it inside the box; a variable that reaches a bound there leaves
-    the face, and the next round solves again without it. alpha stays
-    feasible, the dual decreases at each step (a convex quadratic along a
-    segment toward its minimum), G is kept for the active variables and
-    G_bar for all (a variable reaching C adds its row). Every kernel row
-    must be resident (M[slot_of[r]]). Takes no more rounds than ``budget``
-    multiply-adds of factorisation allow (k^3 / 6 a round for k free
-    variables); does nothing when more than ``max_free`` variables are free,
-    or ``max_free`` is 0. A (float64[>= k, >= k]), face (int64), u, w, d
-    (float64, >= max_free) are scratch. Returns the rounds taken."""
+    the face (its row and column leave the factor, O(k^2)), and the next
+    round solves again without it. alpha stays feasible, the dual decreases
+    at each step (a convex quadratic along a segment toward its minimum), G
+    is kept for the active variables and G_bar for all (a variable reaching
+    C adds its row). Every kernel row must be resident (M[slot_of[r]]).
+    Does nothing when the first factorisation (k^3 / 6 multiply-adds for k
+    free variables) would exceed ``budget``, when more than ``max_free``
+    variables are free, or when ``max_free`` is 0. A (float64[>= k, >= k]),
+    face (int64), u, w, d (float64, >= max_free) are scratch. Returns the
+    rounds taken."""
     if max_free <= 0:
         return 0
     k = _face(C, alpha, act, m, face, max_free)
-    if k > 0:
-        max_rounds = min(max_rounds, budget // (k * k * k // 6 + 1))
+    if k == 0 or k * k * k // 6 > budget or not _factor_face(y, index, M, slot_of, face, k, A):
+        return 0
     rounds = 0
     while k > 0 and rounds < max_rounds:
         rounds += 1
-        if not _factor_face(y, index, M, slot_of, face, k, A):
-            break
-        for a in range(k):
-            u[a] = -y[face[a]] * G[face[a]]
-            w[a] = 1.0
-        _cholesky_solve(A, k, u)
-        _cholesky_solve(A, k, w)
-        su = 0.0
-        sw = 0.0
-        for a in range(k):
-            su += u[a]
-            sw += w[a]
-        rho = su / sw
-        t_max = 1.0
-        block = -1
-        for a in range(k):
-            v = face[a]
-            d[a] = y[v] * (u[a] - rho * w[a])
-            if d[a] > 0.0 and C[v] - alpha[v] < t_max * d[a]:
-                t_max = (C[v] - alpha[v]) / d[a]
-                block = a
-            elif d[a] < 0.0 and -alpha[v] > t_max * d[a]:
-                t_max = -alpha[v] / d[a]
-                block = a
-        for a in range(k):
-            v = face[a]
-            new = alpha[v] + t_max * d[a]
-            if a == block:
-                new = C[v] if d[a] > 0.0 else 0.0
-            d[a] = new - alpha[v]
-            alpha[v] = new
+        _newton_direction(y, G, face, k, A, u, w, d)
+        block = _longest_step(C, alpha, face, k, d)
         _move_face(y, index, G, act, m, M, slot_of, face, k, d)
         if block < 0:
             break
@@ -869,6 +939,8 @@ def newton_face(y, C, alpha, G, G_bar, index, act, m, M, slot_of, max_free, max_
             row = M[slot_of[index[v]]]
             for t in range(y.shape[0]):
                 G_bar[t] += y[t] * row[index[t]] * C[v] * y[v]
-        face[block] = face[k - 1]
+        _cholesky_drop(A, k, block)
+        for a in range(block, k - 1):
+            face[a] = face[a + 1]
         k -= 1
     return rounds

@@ -59,13 +59,13 @@ BATCHED_MIN_VARS = 5000
 # task's filled cache): rows as wide as the variables, one slot per position
 WHOLE_COMPACT_MB = 128
 # --grid's Newton steps on the free variables (solve's ``newton``): after
-# every NEWTON_EVERY pair steps at most NEWTON_ROUNDS rounds, as many as
-# NEWTON_BUDGET multiply-adds of factorisation allow (a round costs k^3 / 6
-# for k free variables: about 120 rounds' worth at k = 100, one at k = 490,
-# none from there on, where the pair steps alone go on). On one fold of
-# svmguide1 at gamma 2, C = 2^15 (about 100 free) the 850,000 pair steps
-# from the warm start become about 40,000 (measured with this setting, the
-# best of 5,000 / 2,000 / 1,500 / 1,000 / 700 steps and 10-100 rounds).
+# every NEWTON_EVERY pair steps at most NEWTON_ROUNDS rounds, when the
+# factorisation of the k free variables' kernel block (k^3 / 6
+# multiply-adds) stays within NEWTON_BUDGET (k up to about 490; with more
+# free variables the pair steps alone go on). On one fold of svmguide1 at
+# gamma 2, C = 2^15 (about 100 free) the 850,000 pair steps from the warm
+# start become about 7,000 (this setting was the best of 5,000 / 2,000 /
+# 1,500 / 1,000 / 700 steps and 10-100 rounds).
 NEWTON_EVERY = 1000
 NEWTON_ROUNDS = 60
 NEWTON_BUDGET = 20_000_000

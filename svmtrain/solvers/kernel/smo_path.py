@@ -38,9 +38,10 @@ from .smo import DEFAULTS, kernel_of, ovo_pairs, solve
 from .smo_batched import rows_per_fetch
 from .smo_dual import DualPoint
 
-# memory for the kernel values of one grid task (a worker holds one task's):
-# the training rows' matrix (float32) and the test rows' values against them
-# (float64) are each kept whole when they fit in max(-m, GRID_KERNEL_MB) MB
+# memory for the kernel values a grid worker keeps: the matrix of all rows
+# (float32; shared by the folds of a gamma), else of a fold's training rows,
+# and a fold's test rows against its training rows (float64), each kept
+# whole when it fits in max(-m, GRID_KERNEL_MB) MB (10,000 rows: 400 MB)
 GRID_KERNEL_MB = 512
 
 
@@ -76,14 +77,8 @@ def fold_correct(data, train_rows, test_rows, params, cs, n_features, order, row
     X = take_rows(data, train_rows)
     T = take_rows(data, test_rows)
     kernel = kernel_of(params, n_features)
-    budget = kernel_budget_mb(params)
-    if rows_cache is None:
-        base, at = X, np.arange(X.n_rows)
-        cache = KernelCache(X, kernel, budget, max_batch=rows_per_fetch(n_features), n_features=n_features)
-        cache.fill()
-    else:
-        base, at, cache = data, np.asarray(train_rows, np.int64), rows_cache
-    scorer = FoldScores(kernel, T, X, sq_norms(X.indptr, X.values), budget)
+    base, at, cache = _fold_kernel(data, X, train_rows, kernel, params, n_features, rows_cache)
+    scorer = FoldScores(kernel, T, X, sq_norms(X.indptr, X.values), kernel_budget_mb(params))
     model = _label_model(X, order, kernel, n_features)
     pairs = ovo_pairs(X.labels, order, params)
     points = [DualPoint() for _ in pairs]
@@ -102,6 +97,19 @@ def fold_correct(data, train_rows, test_rows, params, cs, n_features, order, row
         previous = C
         correct[i] = np.count_nonzero(model.predict_from_scores(scores) == T.labels)
     return correct
+
+
+def _fold_kernel(data, X, train_rows, kernel, params, n_features, rows_cache):
+    """(the rows the solver reads, the row there of each training row, the
+    kernel cache over them): ``rows_cache`` over all of ``data``, else a
+    cache of the grid's budget over the training rows ``X``, filled when
+    the whole matrix fits."""
+    if rows_cache is not None:
+        return data, np.asarray(train_rows, np.int64), rows_cache
+    cache = KernelCache(X, kernel, kernel_budget_mb(params), max_batch=rows_per_fetch(n_features),
+                        n_features=n_features)
+    cache.fill()
+    return X, np.arange(X.n_rows), cache
 
 
 def _label_model(X, order, kernel, n_features):
@@ -131,13 +139,14 @@ class FoldScores:
         rows[s], plus b. (einsum's own loops, not BLAS: a grid worker stays
         on one thread.)"""
         out = np.full(self.T.n_rows, float(b))
-        if self.block is not None:
+        sv = np.flatnonzero(coef)
+        if self.block is not None and 2 * len(sv) >= self.X.n_rows:
             full = np.zeros(self.X.n_rows)
             full[rows] = coef
             out += np.einsum("ij,j->i", self.block, full)
-        else:
-            sv = np.flatnonzero(coef)
-            if len(sv):
-                out += np.einsum("ij,j->i", kernel_matrix(self.kernel, self.T, self.T_sq, self.X, self.X_sq,
-                                                          rows=rows[sv]), coef[sv])
+        elif self.block is not None:        # (few support vectors: their columns only)
+            out += np.einsum("ij,j->i", self.block[:, rows[sv]], coef[sv])
+        elif len(sv):
+            out += np.einsum("ij,j->i", kernel_matrix(self.kernel, self.T, self.T_sq, self.X, self.X_sq,
+                                                      rows=rows[sv]), coef[sv])
         return out
