@@ -29,8 +29,12 @@ demo: install
 	$(BIN)/svm-predict data/a9a.t.xz a9a.model a9a.t.predictions
 	@echo "model: a9a.model   predictions: a9a.t.predictions"
 
+# (install-test has compiled every solver's kernels, in parallel; the check
+# proves that no command line of scripts/check_precompile.py compiles
+# anything after that, and the tests find numba's cache warm)
 test: install-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python scripts/check_precompile.py --in-place
+	$(BIN)/python -m pytest -q --durations=25
 
 bench-parse: install
 	$(BIN)/python scripts/bench_parse.py

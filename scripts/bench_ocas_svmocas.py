@@ -28,6 +28,12 @@ threads=1, C=C)`` in this process, after an untimed in-process warm-up) on the l
 in a timer: the table gives each one's share of the training time (the rest is Python
 and small numpy work in the loop, and set-up).
 
+--text adds issue 33's text-like set (``gen_synthetic.bag_of_words``: 15,935
+documents of power-law word frequencies over 62,061 words and 20 overlapping topics,
+counts; topics 0-9 against 10-19, the first 12,779 rows for training; written once into
+--workdir), OCAS only; ``--files PATH ...`` adds any LIBSVM files (for example the real
+docstring corpus of ``scripts/docstrings_bow.py``), OCAS only.
+
 --synthetic adds ``scripts/gen_synthetic.py --rows 200000`` (200,000 rows, 200,000
 features, 60 nonzeros per row, seed 1; written once into --workdir, 180 MB), OCAS
 only, to keep the run short (about half a minute per program and run, 4 minutes in all
@@ -119,6 +125,19 @@ PHASES = [
 ]
 
 
+def text_file(workdir):
+    """Issue 33's text-like training file (see the module doc), written once into ``workdir``."""
+    import numpy as np
+    from gen_synthetic import bag_of_words, write_bag_of_words
+    path = os.path.join(workdir, "bag_of_words_12779")
+    if not os.path.exists(path):
+        os.makedirs(workdir, exist_ok=True)
+        M, topic = bag_of_words()
+        write_bag_of_words(path + ".tmp", M[:12779], np.where(topic[:12779] < 10, 1, -1))
+        os.replace(path + ".tmp", path)
+    return path
+
+
 def profile(path, C):
     """(rows of the profile table, iterations, training s) of one in-process run on ``path``."""
     import time
@@ -161,6 +180,8 @@ def main():
     ap.add_argument("--synthetic", action="store_true",
                     help="also the 200k x 200k synthetic file (OCAS only; minutes per run)")
     ap.add_argument("--synthetic-rows", type=int, default=200_000)
+    ap.add_argument("--text", action="store_true", help="also issue 33's text-like set (OCAS only)")
+    ap.add_argument("--files", nargs="*", default=[], help="also these LIBSVM files (OCAS only)")
     ap.add_argument("--profile", action="store_true",
                     help="also time each kernel of one in-process run of ours on the last file")
     ap.add_argument("--workdir", default=os.path.join(ROOT, "bench-data"),
@@ -180,6 +201,13 @@ def main():
             rows += measure(label, path, args.cost, ["ocas"], args.runs, tmp)
         else:
             path, label = a9a, "a9a"
+        if args.text:
+            path = text_file(args.workdir)
+            label = "text-like (bag_of_words, 12,779 x 62,061, counts)"
+            rows += measure(label, path, args.cost, ["ocas"], args.runs, tmp)
+        for path in args.files:
+            label = os.path.basename(path)
+            rows += measure(label, path, args.cost, ["ocas"], args.runs, tmp)
         prof = profile(path, args.cost) if args.profile else None
     print(f"\nload average at the end: {load_average()}\n")
     print("| data | solver | iterations | training time | ratio to svmocas (same method) | whole process wall "

@@ -1,6 +1,7 @@
 """Check that svmtrain.cli.precompile leaves nothing to compile for real runs.
 
     python scripts/check_precompile.py [--jobs N] [--data FILE] [--solvers dcd,ocas,...]
+    python scripts/check_precompile.py --in-place [--jobs N] [--data FILE]
 
 Copies the package into a temporary directory (so numba's in-tree cache
 starts empty), runs ``precompile(jobs)`` there and prints its groups'
@@ -8,6 +9,13 @@ seconds and its wall time, then runs each command line below (svm-train
 on FILE, default data/heart_scale.xz, then svm-predict with the model) in
 a fresh interpreter with a numba compile-event listener and prints how
 many functions each run compiled (0 expected) and which.
+
+``--in-place`` precompiles the installed package itself (its own cache,
+which the test suite then finds warm: ``make test`` runs this first, on a
+fresh clone, where the cache starts empty) and runs every command line in
+one interpreter (``RUN_ALL_AND_COUNT``). On a checkout whose cache some
+earlier run filled, a kernel that precompile misses goes unnoticed: the
+check proves something only where the cache started empty.
 """
 import argparse
 import json
@@ -40,15 +48,19 @@ RUNS = [
     ["-s", "sgd"], ["-s", "sgd", "--update", "sgdqn", "-B", "1"], ["-s", "sgd", "--update", "fobos", "--l1", "0.001"],
     ["-s", "sgd", "--loss", "log", "-R"], ["-s", "sgd", "--task", "r"], ["-s", "sgd", "--stream"],
     ["-s", "bmrm"], ["-s", "bmrm", "--stream"], ["-s", "norma"], ["-s", "cvm"],
-    ["-s", "smo", "-t", "2"], ["-s", "smo", "-t", "2", "--working-set", "64"],
+    ["-s", "smo", "-t", "2"], ["-s", "smo", "-t", "2", "--working-set", "64"], ["-s", "smo", "-v", "3"],
+    ["-s", "smo", "--nu", "0.3"], ["-s", "smo", "--task", "r", "--nu", "0.3"],
     ["-s", "smo", "--task", "r", "--working-set", "64"], ["-s", "ocas", "--multiclass", "cs", "--stream"],
     ["-s", "5"], ["-s", "6", "-B", "1", "--model-format", "liblinear"], ["-s", "cdn", "-R", "-w", "1", "2"],
     ["-s", "6", "-v", "3"], ["-C", "-s", "6"], ["-C", "-s", "5"],
     ["-s", "smo", "--grid", "-log2c", "-1,3,2", "-log2g", "-3,-1,2", "-v", "3", "--jobs", "1", "-out", "null"],
 ]
 
-RUN_AND_COUNT = r"""
-import json, sys, tempfile, os
+
+
+
+LISTENER = r"""
+import json, os, sys, tempfile
 from numba.core import event
 compiled = []
 class Listener(event.Listener):
@@ -58,16 +70,57 @@ class Listener(event.Listener):
     def on_end(self, ev):
         pass
 event.register("numba:compile", Listener())
+"""
+
+# argv: data file, then one svm-train argument list; prints the functions
+# its run (svm-train, then svm-predict unless -v) compiled
+RUN_AND_COUNT = LISTENER + r"""
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
 data, args = sys.argv[1], sys.argv[2:]
-tmp = tempfile.mkdtemp()
-model, out = os.path.join(tmp, "m"), os.path.join(tmp, "out")
+model = os.path.join(tempfile.mkdtemp(), "m")
 train_main(["-q"] + args + [data, model], standalone_mode=False)
 if "-v" not in args:
-    predict_main(["-q", data, model, out], standalone_mode=False)
+    predict_main(["-q", data, model, model + ".out"], standalone_mode=False)
 print(json.dumps(compiled))
 """
+
+# argv: data file, JSON list of svm-train argument lists; prints, per list,
+# the functions its run (svm-train, then svm-predict unless -v) compiled
+RUN_ALL_AND_COUNT = LISTENER + r"""
+from svmtrain.cli.predict import main as predict_main
+from svmtrain.cli.train import main as train_main
+data, runs, counts = sys.argv[1], json.loads(sys.argv[2]), []
+for args in runs:
+    before = len(compiled)
+    model = os.path.join(tempfile.mkdtemp(), "m")
+    train_main(["-q"] + args + [data, model], standalone_mode=False)
+    if "-v" not in args:
+        predict_main(["-q", data, model, model + ".out"], standalone_mode=False)
+    counts.append(compiled[before:])
+print(json.dumps(counts))
+"""
+
+
+def in_place(args):
+    """--in-place: precompile the importable package, then every run in one interpreter; exit status 1 if any compiled."""
+    code = ("import sys, time; from svmtrain.cli.precompile import precompile; t = time.perf_counter(); "
+            f"precompile(jobs={args.jobs!r}); print(f'precompile: {{time.perf_counter() - t:.1f}} s')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(out.stderr)
+    print(out.stdout.strip(), flush=True)
+    out = subprocess.run([sys.executable, "-c", RUN_ALL_AND_COUNT, args.data, json.dumps(RUNS)],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(out.stderr)
+    counts = json.loads(out.stdout.strip().splitlines()[-1])
+    bad = [(run, names) for run, names in zip(RUNS, counts) if names]
+    for run, names in bad:
+        print(f"  {' '.join(run):45s} {len(names)} compiled" + "".join(f"\n      {c}" for c in names))
+    print(f"OK: {len(RUNS)} runs compiled nothing after precompile" if not bad
+          else f"{len(bad)} run(s) compiled after precompile")
+    sys.exit(1 if bad else 0)
 
 
 def main():
@@ -76,8 +129,12 @@ def main():
     ap.add_argument("--data", default=str(ROOT / "data" / "heart_scale.xz"))
     ap.add_argument("--solvers", default=None,
                     help="comma-separated: check only the runs of these -s solvers (e.g. dcd,ocas for big data)")
+    ap.add_argument("--in-place", action="store_true",
+                    help="precompile the installed package itself, then check every run in one interpreter")
     args = ap.parse_args()
     args.data = str(Path(args.data).resolve())
+    if args.in_place:
+        in_place(args)
     tmp = Path(tempfile.mkdtemp(prefix="svmtrain-check-precompile-"))
     try:
         shutil.copytree(ROOT / "svmtrain", tmp / "svmtrain",

@@ -10,7 +10,7 @@ import math
 
 from .errors import ParameterError
 from .solvers import (REGISTRY, SOLVERS, check_penalty, check_supported, declaration, default_loss, kernel_solvers,
-                      listing, names)
+                      listing, names, trains_nu)
 from .solvers.contract import PENALTIES
 from .tasks import ALL_LOSSES, DEFAULT_EPSILON, DEFAULT_NU, NAMES, ONE_CLASS, RANKING, REGRESSION
 
@@ -99,8 +99,9 @@ class TrainParams:
     qp_bound: float = option(0.0, "--qp-bound", type=float,
                              help="Stop when the primal objective Q_P <= this (ocas, bmrm; svmocas's -q).")
     # kernels (LIBSVM's flags) -- sbp, kernel pegasos, asset
-    kernel_type: int = option(None, "-t", int_range=(0, 3), help=(
-        "Kernel: 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t)."))
+    kernel_type: int = option(None, "-t", int_range=(0, 4), help=(
+        "Kernel: 0 linear, 1 polynomial, 2 rbf, 3 sigmoid, 4 precomputed (LIBSVM's -t; 4: the data are "
+        "kernel values, 0:ID then K against every training row; -s smo)."))
     gamma: float = option(None, "-g", type=float, help="Kernel gamma (default 1/number of features).")
     degree: int = option(None, "-d", type=int, help="Polynomial kernel degree (default 3).")
     coef0: float = option(None, "-r", type=float, help="Kernel coef0 (default 0).")
@@ -116,6 +117,7 @@ class TrainParams:
     nu: float = option(None, "--nu", type=float, help=(
         "One-class SVM (--task o): the nu of LIBSVM/LIBLINEAR's -n, an upper bound "
         "on the fraction of training rows outside and a lower one on the support vectors (default 0.5). "
+        "-s smo: nu-SVC (no -c) and with --task r nu-SVR (-c C; the tube width found), LIBSVM's -s 1 / -s 4 -n. "
         "sbp: its nu (default: derived from -c/-l by a pilot solution)."))
     holdout: float = option(None, "--holdout", type=float, metavar="FRACTION",
                             help="Stop when the error on this held-out fraction stops improving (sbp).")
@@ -267,14 +269,24 @@ def _check_multiclass(p):
 
 
 def _check_nu(p):
-    """--nu in (0, 1); the one-class SVM also takes nu = 1 (LIBSVM's and LIBLINEAR's range)."""
+    """--nu in (0, 1); the one-class SVM, nu-SVC and nu-SVR also take nu = 1
+    (LIBSVM's and LIBLINEAR's range). nu-SVC has no C and no class weights:
+    -c, -l and -w are refused there (LIBSVM's -s 1 ignores them)."""
     if p.nu is None:
         return
-    if p.task == ONE_CLASS:
+    if p.task == ONE_CLASS or trains_nu(p.solver, p.task):
         if not 0.0 < p.nu <= 1.0:
             raise ParameterError(f"--nu must be in (0, 1] (got {p.nu})")
     elif not 0.0 < p.nu < 1.0:
         raise ParameterError(f"--nu must be in (0, 1) (got {p.nu})")
+    if p.task == "c" and trains_nu(p.solver, p.task):
+        given = [flag for flag, v in (("-c", p.C), ("-l", p.lam)) if v is not None]
+        if p.class_weights:
+            given.append("-w")
+        if given:
+            raise ParameterError(f"{'/'.join(given)} does not apply to nu-SVC (-s {p.solver} --nu): nu sets its "
+                                 "trade-off and there is no C to weight (LIBSVM's -s 1 ignores -c and -w); "
+                                 "C-SVC is -s smo without --nu")
 
 
 def _nonnegative(name, flag):
@@ -293,6 +305,17 @@ def _check_kernel_options(p):
         raise ParameterError(f"{'/'.join(given)} {'is a kernel option' if len(given) == 1 else 'are kernel options'}"
                              f"; -s {p.solver} trains linear models only: use "
                              f"{listing(kernel_solvers(), kernel_note=True)} for a kernel model")
+
+
+def _check_precomputed(p):
+    """-t 4 (LIBSVM's precomputed kernels) with a solver that takes it (-g, -d
+    and -r have no role there and are ignored, as by LIBSVM)."""
+    if p.kernel_type != 4:
+        return
+    from .solvers import precomputed_solvers
+    able = precomputed_solvers()
+    if p.solver not in able:
+        raise ParameterError(f"-t 4 (precomputed kernel) is trained by {listing(able)}, not -s {p.solver}")
 
 
 def _check_survey_options(p):
@@ -319,6 +342,7 @@ def _check_working_set(p):
 
 CONSTRAINTS = [
     _check_solver,
+    _check_precomputed,
     _check_kernel_options,
     _check_exclusive,
     _positive("lam", "-l"),
@@ -340,7 +364,7 @@ CONSTRAINTS = [
     _check_task,
     _nonnegative("epsilon", "-p"),
     _check_choice("ocas_method", "--ocas-method", ("ocas", "cp")),
-    _check_choice("kernel_type", "-t", (None, 0, 1, 2, 3)),
+    _check_choice("kernel_type", "-t", (None, 0, 1, 2, 3, 4)),
     _positive("gamma", "-g"),
     _positive("cache_mb", "-m"),
     _positive("dim", "-D"),

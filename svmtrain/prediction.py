@@ -90,7 +90,8 @@ def predict(data, model):
     """Predicted original labels (float64[n]) of ``data`` (a Chunk or a path)."""
     if not isinstance(data, Chunk):
         from .io.reader import read_libsvm
-        data = read_libsvm(data)
+        from .mercer.precomputed import index_base
+        data = read_libsvm(data, index_base=index_base(model))
     return model.predict(data)
 
 

@@ -181,10 +181,22 @@ def check_run(params, opts, model_format=None):
         _grid_engine(opts)
     elif any(getattr(opts, k) is not None for k in ("log2c", "log2g", "grid_out", "grid_png", "jobs")):
         raise ParameterError("-log2c, -log2g, -out, -png and --jobs belong to --grid")
+    if params.kernel_type == 4:
+        _check_precomputed(opts)
     if params.transduction is not None and (opts.folds is not None or opts.find_c or opts.streamed
                                             or opts.engine == "dask" or opts.trace):
         raise ParameterError("--transduction trains one model in memory: it does not combine with -v, -C, "
                              "--stream, --engine dask or --trace")
+
+
+def _check_precomputed(opts):
+    """-t 4: the kernel values are read with index 0 (LIBSVM's 0:ID) and trained in memory, unscaled."""
+    for flag, given in (("--scale", opts.scale), ("--stream", opts.streamed),
+                        ("--cache", opts.cache not in (None, False)), ("--engine dask", opts.engine == "dask")):
+        if given:
+            raise ParameterError(f"{flag} does not apply to -t 4 (precomputed kernel): its file is the kernel "
+                                 "values, read whole" + (" (scale the features before computing the kernel)"
+                                                          if flag == "--scale" else ""))
 
 
 def _check_trace(opts):
@@ -336,9 +348,11 @@ def _load(source, params, opts, hooks):
     if isinstance(source, Chunk):
         return source, None
     from .io.reader import display_name, read_libsvm
+    base = 0 if params.kernel_type == 4 else 1      # -t 4: LIBSVM's 0:ID is a column
     with _bar(hooks, "reading", total=_size_of(source), unit="B", unit_scale=True) as bar:
         def read(path):
-            return read_libsvm(path, chunk_rows=opts.chunk_size, progress=bar.advance, threads=params.threads)
+            return read_libsvm(path, chunk_rows=opts.chunk_size, progress=bar.advance, threads=params.threads,
+                               index_base=base)
         cache_path = _cache_path(source, opts.cache)
         if cache_path is None:
             data = read(source)
@@ -346,6 +360,9 @@ def _load(source, params, opts, hooks):
             from .io.cache import load_or_build
             data = load_or_build(source, cache_path, read, log=hooks.say)
     name = display_name(source)
+    if base == 0:
+        from .mercer.precomputed import check_training
+        check_training(data, name)
     if params.task != "p" and data.qid is not None and data.qid.any():
         hooks.warn(f"{name} has qid: on its rows; qid is used by ranking only and is ignored for classification")
     return data, name
@@ -425,8 +442,8 @@ def grid_axes(params, opts):
         return parse_range(given, flag) if given else [int(x) for x in parse_range(default, flag)]
     c_exps = axis(opts.log2c, DEFAULT_LOG2C, "-log2c")
     g_exps = axis(opts.log2g, DEFAULT_LOG2G, "-log2g")
-    if params.kernel_type == 0:
-        g_exps = None                  # a linear kernel has no gamma
+    if params.kernel_type in (0, 4):
+        g_exps = None                  # a linear or precomputed kernel has no gamma
     return c_exps, g_exps
 
 
@@ -466,9 +483,10 @@ def _grid_client(opts):
 
 def _grid_points(data, params, opts, hooks, c_exps, g_exps, out_path):
     """The GridResult of the search, each point's line to ``hooks.echo`` and,
-    unless ``out_path`` is null, to the .out file as it comes."""
+    unless ``out_path`` is null, to the .out file as it comes (created with
+    the first point: a search refused before it writes no file)."""
     from .selection.grid_search import search_grid
-    out = None if out_path.lower() == "null" else open(out_path, "w")
+    out = []
     try:
         with _bar(hooks, "grid") as plain:
             bar = _SearchBar(plain)
@@ -476,15 +494,17 @@ def _grid_points(data, params, opts, hooks, c_exps, g_exps, out_path):
             def on_point(result, point):
                 hooks.echo(result.progress_line(point))
                 bar.best(result.best_status())
-                if out is not None:
-                    out.write(point.out_line() + "\n")
-                    out.flush()
+                if out_path.lower() != "null":
+                    if not out:
+                        out.append(open(out_path, "w"))
+                    out[0].write(point.out_line() + "\n")
+                    out[0].flush()
             with _grid_client(opts) as client:
                 return search_grid(data, params, c_exps, g_exps, opts.search_folds, opts.jobs, on_point,
                                    bar.progress, client=client)
     finally:
-        if out is not None:
-            out.close()
+        for f in out:
+            f.close()
 
 
 # ------------------------------------------------------- out of core, Dask

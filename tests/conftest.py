@@ -27,6 +27,26 @@ def shared(name):
     return p
 
 
+def scaled_svmguide1(every):
+    """Every ``every``-th row of svmguide1 (4 features; skips when absent),
+    scaled to [-1, 1] as svm-scale does: the guide's small RBF problem."""
+    import numpy as np
+    from svmtrain.data.dataset import take_rows
+    from svmtrain.io.reader import read_libsvm
+    from svmtrain.preprocess.scaling import Ranges, compute_stats, scale_rows
+    data = read_libsvm(shared("svmguide1.xz"))
+    data = scale_rows(Ranges.from_stats(compute_stats([data]), -1.0, 1.0), data)
+    return take_rows(data, np.arange(0, data.n_rows, every))
+
+
+def three_classes(data):
+    """``data`` with every third +1 row relabelled 2: three classes, three one-vs-one pairs."""
+    import dataclasses
+    import numpy as np
+    third = (data.labels > 0) & (np.arange(data.n_rows) % 3 == 0)
+    return dataclasses.replace(data, labels=np.where(third, 2.0, data.labels))
+
+
 @pytest.fixture(scope="session")
 def a9a_arrays(tmp_path_factory):
     """a9a and a9a.t as scikit-learn reads them (CSR, float64, 123 features), and their paths."""

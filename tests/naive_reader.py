@@ -37,9 +37,10 @@ def _number(tok, line, what):
     raise NaiveError(line, what)
 
 
-def naive_parse(data):
+def naive_parse(data, base=1):
     """bytes -> (labels, indptr, indices, values, qid) with the dtypes of a
-    Chunk; raises NaiveError at the first bad line."""
+    Chunk; raises NaiveError at the first bad line. ``base``: the smallest
+    index (0: LIBSVM's precomputed kernels, index i in column i)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     labels, indptr, indices, values, qids = [], [0], [], [], []
@@ -65,7 +66,7 @@ def naive_parse(data):
             if not m:
                 raise NaiveError(lineno, "feature")
             digits = m.group(2).lstrip(b"0") or b"0"
-            if m.group(1) or digits == b"0":
+            if m.group(1) or int(digits[:11]) < base:
                 raise NaiveError(lineno, "index_nonpositive")
             if len(digits) > 10 or int(digits) > MAX_INDEX:
                 raise NaiveError(lineno, "index_too_big")
@@ -77,7 +78,7 @@ def naive_parse(data):
                 raise NaiveError(lineno, "duplicate")
             row[idx] = v
         for idx in sorted(row):
-            indices.append(idx - 1)
+            indices.append(idx - base)
             values.append(row[idx])
         labels.append(label)
         qids.append(q)

@@ -71,6 +71,11 @@ TRAINS = [
     ("LIBSVM", "-h 0", "heart", {"solver": "smo", "kernel_type": "rbf", "shrinking": "0"}, "libsvm:-h 0"),
     ("LIBSVM", "-s 2 -n 0.1 -h 0", "heart", {"solver": "smo", "task": "o", "kernel_type": "rbf", "nu": "0.1"},
      "libsvm:-s 2 -n 0.1 -h 0"),
+    # nu-SVC (LIBSVM -s 1): -s smo --nu; -n absent is LIBSVM's 0.5, -c (which LIBSVM ignores) dropped
+    ("LIBSVM", "-s 1 -n 0.3 -t 2 -g 0.5", "heart", {"solver": "smo", "task": "c", "nu": "0.3"},
+     "libsvm:-s 1 -n 0.3 -t 2 -g 0.5"),
+    ("LIBSVM", "-s 1 -g 0.1 -c 10 -h 0", "heart", {"solver": "smo", "nu": "0.5", "shrinking": "0"},
+     "libsvm:-s 1 -g 0.1 -c 10 -h 0"),
     ("svmtrain", "-s dcd -b 1 -c 1", "a9a", {"solver": "dcd", "probability": "true"}, "liblinear:-s 3 -c 1"),
     ("LIBLINEAR", "-s 21 -n 0.2", "heart", {"solver": "dcd", "task": "o", "nu": "0.2", "eps": "none"},
      "liblinear:-s 21 -n 0.2"),
@@ -103,16 +108,16 @@ REFUSES = [
     ("LIBLINEAR", "-s 21 -B 1", "-B does not apply to the one-class SVM"),
     ("LIBLINEAR", "-s 9", "svmtrain's solvers are named"),
     ("LIBLINEAR", "-s 1 -W weights", "-w LABEL WEIGHT"),
-    ("LIBSVM", "-s 1 -t 2", "C-SVC is -s smo"),
+    ("LIBSVM", "-s 1 -t 2 -w1 2", "-w does not apply to nu-SVC"),
     ("LIBSVM", "-s 2 -t 2 -g 0.5 -n 0.1 --task r", "contradicts --task r"),
     ("LIBSVM", "-s 2 -n 0.1", "or LIBLINEAR's -s 2 (drop -n"),
     ("LIBSVM", "-s 1 -n 0.5", "or LIBLINEAR's -s 1 (drop -n"),
     ("LIBSVM", "-s 4 -n 0.5", "or LIBLINEAR's -s 4 (drop -n"),
-    ("LIBSVM", "-s 1 -b 1", "LIBLINEAR's train has no -b"),
+    ("LIBSVM", "-s 5 -b 1", "LIBLINEAR's train has no -b"),
     ("LIBSVM", "-s 21 -h 0", "LIBLINEAR's train has no -h"),
     ("LIBSVM", "-b 0 -c 1", "give -t 2 for its RBF C-SVC"),
     ("SVMlight", "-z o -c 1", "SVMlight has no one-class SVM"),
-    ("LIBSVM", "-s 4 -g 1", "epsilon-SVR is -s smo -z r"),
+    ("LIBSVM", "-s 1 -n 1.5 -g 1", "--nu must be in (0, 1]"),
     ("LIBSVM", "-t 2 -g 0.2 -b 0", "--no-bias"),
     ("LIBSVM", "-t 2 -g 0.2 -e 0.01 -h 1 -b 0", "--no-bias"),
     ("LIBSVM", "-h", "help is --help"),
@@ -131,7 +136,7 @@ REFUSES = [
     ("SVMlight", "-x 1 -c 1", "-v N"),
     ("SVMlight", "-l labels.out", "-l is the regularisation lambda"),
     ("SVMlight", "-t 1 -s 0.5 -r 1", "kernel scale s is -g"),
-    ("SVMlight", "-t 1 -d 2 -s 1 -r 1", "kernel scale s is -g"),
+    ("SVMlight", "-z c -t 1 -d 2 -s 1 -r 1 -c 1", "kernel scale s is -g"),
     ("SVMlight", "-# 1000", "--max-iter"),
     ("SVMlight", "-w 0.1", "-w takes LABEL WEIGHT"),
     ("SVMlight", "-z c -c 1 -i 1", "no equivalent"),
@@ -301,7 +306,7 @@ def test_nu_with_a_number_both_peers_read_is_refused_naming_both(files, tmp_path
     assert r.exit_code == 2, r.output
     lines = r.output.strip().splitlines()
     assert len(lines) == 1, r.output
-    for says in ("LIBSVM's nu-SVC", "-s smo -c C", "LIBLINEAR's -s 1", "drop -n"):
+    for says in ("LIBSVM's nu-SVC", "-s smo --nu NU", "LIBLINEAR's -s 1", "drop -n"):
         assert says in lines[0]
     assert not (tmp_path / "model").exists()
 

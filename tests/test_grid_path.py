@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from conftest import bundled, shared
+from conftest import bundled, scaled_svmguide1, three_classes
 from svmtrain.data.dataset import take_rows
 from svmtrain.io.reader import read_libsvm
 from svmtrain.mercer.cache import KernelCache
@@ -28,17 +28,7 @@ def heart():
 
 @pytest.fixture(scope="module")
 def guide():
-    """Every fourth row of svmguide1 (4 features), scaled to [-1, 1] as svm-scale does."""
-    from svmtrain.preprocess.scaling import Ranges, compute_stats, scale_rows
-    data = read_libsvm(shared("svmguide1.xz"))
-    data = scale_rows(Ranges.from_stats(compute_stats([data]), -1.0, 1.0), data)
-    return take_rows(data, np.arange(0, data.n_rows, 4))
-
-
-def _three_classes(data):
-    """heart_scale with every third +1 row relabelled 2: three classes, three one-vs-one pairs."""
-    third = (data.labels > 0) & (np.arange(data.n_rows) % 3 == 0)
-    return dataclasses.replace(data, labels=np.where(third, 2.0, data.labels))
+    return scaled_svmguide1(4)
 
 
 def _warm_and_cold(data, params, log2g, log2cs, folds=3, shared=False):
@@ -72,7 +62,7 @@ def test_warm_started_points_equal_cold_ones(heart, log2g, shared):
 def test_warm_started_points_equal_cold_ones_one_vs_one_and_weights(heart):
     """Three classes (three pairs, each warm-started on its own) and a class weight (-w 2 3)."""
     params = dataclasses.replace(SMO, class_weights={2.0: 3.0})
-    for warm, cold in _warm_and_cold(_three_classes(heart), params, -3.0, [-1.0, 2.0, 5.0], shared=True):
+    for warm, cold in _warm_and_cold(three_classes(heart), params, -3.0, [-1.0, 2.0, 5.0], shared=True):
         assert warm == cold
 
 

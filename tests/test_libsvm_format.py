@@ -148,7 +148,8 @@ SV
 
 @pytest.mark.parametrize("old, new, line, message", [
     ("svm_type c_svc", "svm_type two_class", 1, "not supported"),
-    ("kernel_type rbf", "kernel_type precomputed", 2, "not supported"),
+    ("kernel_type rbf", "kernel_type custom", 2, "not supported"),
+    ("kernel_type rbf", "kernel_type precomputed", 10, "0:ID"),
     ("gamma 0.5\n", "", 8, "gamma"),
     ("rho 0.25", "rho x", 6, "bad number"),
     ("rho 0.25", "rho 0.25 1", 6, "needs 1"),

@@ -7,6 +7,7 @@ objective is an upper bound on F* that can sit ~1e-4 above it; the tests
 that need a tight bound on F* from below also use the dual value Q_D of a
 high-accuracy OCAS run (a valid lower bound whatever the run did).
 """
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -25,7 +26,7 @@ from svmtrain.solvers.ocas import _ocas_kernels as K
 from svmtrain.solvers.ocas import ocas
 
 import naive_ocas as N
-from conftest import bundled
+from conftest import ROOT, bundled
 from reference import reset_c_rand
 
 
@@ -531,6 +532,51 @@ def test_row_form_warm_start_and_trace(wide):
         np.testing.assert_allclose(b.scores, a.scores, rtol=1e-8, atol=1e-10)
     with pytest.raises(ValueError, match="cut_form"):
         ocas.fit(wide.X, wide.y, wide.d, params, cut_form="sparse")
+
+
+@pytest.fixture(scope="module")
+def text():
+    """Text-like rows (gen_synthetic.bag_of_words: power-law word
+    frequencies, overlapping topics, tf-idf) with more features than twice
+    the rows: the late cuts touch few features."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gen_synthetic
+    M, topic = gen_synthetic.bag_of_words(rows=2000, features=10000, mean_length=15.0, topics=6, seed=3,
+                                          tfidf=True)
+    y = np.where(topic < 3, 1.0, -1.0)
+    return Problem(_chunk_from_csr(M.tocsr(), y), y, M.shape[1])
+
+
+def test_switch_pays_counts_the_work_of_both_forms():
+    """Rows: (k + 2 active) n; dense: the cuts' features (the active ones
+    twice), the data pass, four d-vectors; SWITCH_MARGIN between them."""
+    nnz, active = np.array([50, 3000, 20]), np.array([True, False, True])
+    # rows (3 + 4) n; dense 50 + 2000 + 20 + 70 + 1000 + 4 * 2000 = 11140 (a cut counts at most d = 2000)
+    assert ocas.switch_pays(nnz, active, n=2400, dim=2000, nnz=1000) == (ocas.SWITCH_MARGIN * 11140 < 7 * 2400)
+    assert not ocas.switch_pays(nnz, active, n=100, dim=2000, nnz=1000)
+    assert ocas.switch_pays(nnz, active, n=10**6, dim=2000, nnz=1000)
+
+
+@pytest.mark.parametrize("kw", [{}, {"eps": 1e-3, "bias": 1.0}, {"cut_buffer": 30}])
+def test_row_form_turns_dense_on_text_and_follows_both_forms(text, kw):
+    """On text the row form hands its cuts to a dense form part way (fit's
+    default), and the run is the one of either form alone: the same
+    iterations and bounds up to rounding, Q_P the primal of its w."""
+    params = TrainParams(solver="ocas", **{"threads": 1, "C": 10.0, **kw})
+    runs = {form: ocas.fit(text.X, text.y, text.d, params, cut_form=form) for form in (None, "rows", "dense")}
+    auto = runs[None]
+    assert ocas.rows_pay(text.X, text.d)
+    assert auto.info["cut_form"] == "dense" and 1 < auto.info["switched_at"] < auto.n_iter
+    assert runs["rows"].info["cut_form"] == "rows" and runs["rows"].info["switched_at"] is None
+    for form in ("rows", "dense"):
+        other = runs[form]
+        assert other.converged and auto.converged
+        assert abs(auto.n_iter - other.n_iter) <= max(3, 0.05 * other.n_iter)   # rounding parts long runs
+        assert auto.info["Q_P"] == pytest.approx(other.info["Q_P"], rel=kw.get("eps", 0.01))
+    if auto.n_iter == runs["dense"].n_iter:
+        np.testing.assert_allclose(auto.w, runs["dense"].w, rtol=1e-6, atol=1e-8)
+    B = params.bias
+    assert text.primal(auto.w, C=10.0, B=B) == pytest.approx(auto.info["Q_P"], rel=1e-9)
 
 
 def _random_qp(rng, k, d, dup=False, scale=1.0):

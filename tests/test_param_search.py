@@ -168,6 +168,29 @@ def test_warm_started_solution_matches_the_cold_one(a9a, loss):
     assert hot.fit_results[0].n_iter < cold.fit_results[0].n_iter
 
 
+@pytest.mark.parametrize("bias", [-1.0, 1.0, 2.5])
+def test_binary_correct_counts_the_models_right_predictions(heart, bias):
+    """The path's one-pass score of a fold equals the LinearModel's
+    predictions counted, bit for bit (rows whose score is exactly 0, and
+    features beyond the model's, included)."""
+    from svmtrain.models.linear import LinearModel
+    from svmtrain.selection._path_kernels import binary_correct
+    d = heart.n_features
+    rng = np.random.default_rng(4)
+    has_bias = bias >= 0
+    for labels in ([1.0, -1.0], [-1.0, 1.0]):
+        for trial in range(3):
+            w = rng.normal(size=d + 1)
+            if trial == 2:
+                w[:] = 0.0                  # every score 0: the second label everywhere
+            model = LinearModel(labels=np.array(labels), W=(w if has_bias else w[:-1]).reshape(-1, 1),
+                                n_features=d - 2, bias=bias)
+            expected = int(np.count_nonzero(model.predict(heart) == heart.labels))
+            got = binary_correct(heart.indptr, heart.indices, heart.values, model.W[:, 0], d - 2,
+                                 bias if has_bias else 0.0, has_bias, heart.labels == labels[0])
+            assert got == expected
+
+
 def test_threads_do_not_change_the_path(heart):
     a = search_c(heart, TrainParams(loss="squared-hinge"), 5, threads=1)
     b = search_c(heart, TrainParams(loss="squared-hinge"), 5, threads=3)

@@ -17,6 +17,9 @@ from svmtrain.solvers.tron.tron_primal import Problem, relative_tolerance
 from svmtrain.training.train import train
 
 
+NO_GRAM = (np.empty((0, 0)), np.empty(0), np.empty(0, np.uint8), np.empty(0), np.zeros(1, np.int64), 0.0, np.empty(0))
+
+
 @pytest.fixture(scope="module")
 def heart():
     return read_libsvm(bundled("heart_scale.xz"))
@@ -48,13 +51,73 @@ def test_kernel_matches_its_numpy_twin(heart, loss, B, C, warm):
     w = w0.copy()
     z = np.empty(heart.n_rows)
     status, it, cg, f, gnorm, g0 = K.newton_run(heart.indptr, heart.indices, heart.values, B, y, cost, code, w, z,
-                                                False, tol, -1.0, 1000)
+                                                False, tol, -1.0, 1000, *NO_GRAM)
     assert g0 == gnorm0
     w_ref, status_ref, it_ref, cg_ref, f_ref, gnorm_ref = naive.newton(X, y, cost, code, w0, tol, gnorm0, 1000)
     assert (status, it, cg) == (status_ref, it_ref, cg_ref) and status == K.CONVERGED and it >= 2
     np.testing.assert_allclose(w, w_ref, rtol=1e-9, atol=1e-12)
     assert f == pytest.approx(f_ref, rel=1e-11) and gnorm <= tol * gnorm0
     np.testing.assert_allclose(z, X @ w, rtol=1e-9, atol=1e-12)          # X w on return
+
+
+@pytest.mark.parametrize("B, warm", [(0.0, False), (1.0, False), (2.0, True)])
+def test_gram_form_takes_the_steps_of_the_passes(heart, B, warm):
+    """The squared hinge's Gram form (-C's Problems): gram() is X^T S X and
+    X^T S y of the dense twin (the constant feature B last); newton_run
+    with it, kept from one C to the next along a path (rows leave the
+    active set as C grows, a few come back), takes the same steps as the
+    passes (iterations, CG steps, status) to the same w and X w up to
+    rounding, and its G is then the active rows' sum (after a rebuild
+    when more rows than there are have moved)."""
+    y = binary(heart)
+    d = heart.n_features
+    scale = np.where(y > 0, 1.5, 1.0)
+    X = naive.dense(heart.indptr, heart.indices, heart.values, d, B)
+    G, r = K.gram(heart.indptr, heart.indices, heart.values, B, y, scale, d + 1)
+    np.testing.assert_allclose(G, X.T @ (scale[:, None] * X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r, X.T @ (scale * y), rtol=1e-12, atol=1e-12)
+    in_G, flips = np.ones(heart.n_rows, np.uint8), np.zeros(1, np.int64)
+    tol = relative_tolerance(1e-4, y)
+    w0 = np.linspace(-0.3, 0.3, d + 1) if warm else np.zeros(d + 1)
+    w_a, z_a, w_b, z_b = w0.copy(), np.empty(heart.n_rows), w0.copy(), np.empty(heart.n_rows)
+    for C in 2.0 ** np.arange(-8, 6):
+        a = K.newton_run(heart.indptr, heart.indices, heart.values, B, y, C * scale, K.LOSS_SQUARED_HINGE, w_a,
+                         z_a, C > 2.0 ** -8, tol, -1.0, 1000, *NO_GRAM)
+        b = K.newton_run(heart.indptr, heart.indices, heart.values, B, y, C * scale, K.LOSS_SQUARED_HINGE, w_b,
+                         z_b, C > 2.0 ** -8, tol, -1.0, 1000, G, r, in_G, scale, flips, C, np.empty(0))
+        assert a[:3] == b[:3] and a[0] == K.CONVERGED
+        np.testing.assert_allclose(w_b, w_a, rtol=1e-8, atol=1e-11)
+        assert b[3] == pytest.approx(a[3], rel=1e-10) and b[4] <= tol * b[5]
+        np.testing.assert_allclose(z_b, X @ w_b, rtol=1e-9, atol=1e-11)
+        assert np.array_equal(in_G.astype(bool), y * z_b < 1.0)      # the active rows at the solution
+        S = scale * in_G
+        np.testing.assert_allclose(G, X.T @ (S[:, None] * X), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(r, X.T @ (S * y), rtol=1e-10, atol=1e-10)
+    assert 0.2 < 1.0 - in_G.mean() < 0.8         # many rows left the active set on the way
+
+
+@pytest.mark.parametrize("loss", ["squared-hinge", "log"])
+def test_path_carry_gives_the_numbers_of_a_pass(heart, loss, monkeypatch):
+    """Along a path of doubling C (Problem(path=True), the Gram form left
+    out), each solve starts from the sums the previous one kept, scaled by
+    2: the same numbers a pass gives, so every solve returns the same w, f
+    and |grad f|, bit for bit, as one that recomputes them; the warm
+    starts that already meet the stop take no pass at all."""
+    import svmtrain.solvers.tron.tron_primal as TP
+    monkeypatch.setattr(TP, "gram_pays", lambda *a: False)
+    y = binary(heart)
+    params = TrainParams(solver="tron", loss=loss, eps=0.01, C=1.0)
+    kept, plain = (Problem(heart, y, heart.n_features, params, (1.5, 1.0), path=p) for p in (True, False))
+    assert kept.carry.shape == (2 * (heart.n_features + 1) + 2,) and kept.G.shape == (0, 0)
+    w_a, w_b = np.zeros(heart.n_features + 1), np.zeros(heart.n_features + 1)
+    z_a, z_b = np.full(heart.n_rows, np.nan), np.full(heart.n_rows, np.nan)
+    no_step = 0
+    for C in 2.0 ** np.arange(-12, 8):
+        a, b = kept.solve(C, w_a, z_a), plain.solve(C, w_b, z_b)
+        assert a == b and np.array_equal(w_a, w_b) and np.array_equal(z_a, z_b)
+        assert kept.carry[0] == C
+        no_step += a[1] == 0
+    assert no_step >= 3
 
 
 @pytest.mark.parametrize("loss", ["squared-hinge", "log"])

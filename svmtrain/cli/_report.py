@@ -109,7 +109,18 @@ def _dual_summary(model, params, echo, log, header):
     fields += [f"nSV = {model.n_sv}", f"Training time = {model.train_time:.3f} s"]
     what = "regression" if params.task == "r" else f"{len(model.labels)} classes"
     echo(f"{params.solver}: {header['n_train']} examples, {model.n_features} features, "
-         f"{what} (C = {header['C_used']:.6g}): " + ", ".join(fields))
+         f"{what} ({_trade_off(params, header, results)}): " + ", ".join(fields))
+
+
+def _trade_off(params, header, results):
+    """C, or for the nu-SVMs (--nu) nu with LIBSVM's derived C = 1/r of
+    nu-SVC or tube width of nu-SVR (one problem)."""
+    from ..solvers import trains_nu
+    if params.nu is None or not trains_nu(params.solver, params.task):
+        return f"C = {header['C_used']:.6g}"
+    if params.task == "r":
+        return f"nu = {params.nu:g}, C = {header['C_used']:.6g}, epsilon = {results[0].info['epsilon']:.6g}"
+    return f"nu = {params.nu:g}" + (f", C = {results[0].info['C']:.6g}" if len(results) == 1 else "")
 
 
 def _one_class_summary(model, params, echo, header):

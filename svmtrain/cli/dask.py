@@ -32,6 +32,9 @@ def predict_on_cluster(test_file, model_file, output_file, output_dir, decision_
     model = load_model(model_file)
     if getattr(model, "task", "c") == "p":
         raise ParameterError("a ranking model's measures need whole queries: predict without --engine dask")
+    from ..mercer.precomputed import of_model
+    if of_model(model):
+        raise ParameterError("a precomputed-kernel model (-t 4) predicts here only: drop --engine dask")
     with connect(scheduler) as client:
         if output_dir is not None:
             summary = predict(specs, model, client, output_dir=output_dir, decision_values=decision_values,

@@ -44,7 +44,9 @@ The rules (README, "Coming from LIBSVM, LIBLINEAR or SVMlight"):
 * the one-class SVM: LIBLINEAR's ``-s 21`` and LIBSVM's linear ``-s 2 -t 0``
   train ``-s dcd --task o``, their ``-n`` is ``--nu`` (:func:`_one_class`);
   LIBSVM's ``-s 2`` with a nonlinear kernel trains ``-s smo --task o``, its
-  ``-s 3`` (epsilon-SVR) ``-s smo --task r``; SVMlight, which has no
+  ``-s 3`` (epsilon-SVR) ``-s smo --task r``, its ``-s 1`` (nu-SVC) and ``-s 4``
+  (nu-SVR) ``-s smo --nu NU`` and ``-s smo --task r --nu NU``, ``-n`` their
+  ``--nu`` (default 0.5, :func:`_nu_svm`); SVMlight, which has no
   one-class SVM, has its ``-z o`` refused;
 * options that only steer an optimiser (LIBSVM's ``-h`` shrinking and ``-m``
   cache, SVMlight's ``-h``, ``-n``, ``-o``, ``-f``, ``-x 0``, ``-i 0``) are
@@ -75,10 +77,10 @@ LIBLINEAR_S = {
 # LIBSVM's -s numbers (svm_type), read on a line with kernel options
 LIBSVM_S = {
     "0": None,  # C-SVC: the kernel solver, see _solver_of
-    "1": "nu-SVC (LIBSVM -s 1) is not available; C-SVC is -s smo with -c C",
+    "1": ["-s", "smo", "--task", "c"],     # nu-SVC: -n NU becomes --nu, -c is dropped (see _nu_svm)
     "2": ["-s", "dcd", "--task", "o"],      # -t 0 only: _one_class sends a kernel to -s smo
     "3": ["-s", "smo", "--task", "r"],     # epsilon-SVR: LIBSVM's solver, -p its epsilon
-    "4": "nu-SVR (LIBSVM -s 4) is not available; epsilon-SVR is -s smo -z r with -p EPSILON",
+    "4": ["-s", "smo", "--task", "r"],     # nu-SVR: -n NU becomes --nu (see _nu_svm)
 }
 KERNEL_SOLVER = "smo"      # what LIBSVM's C-SVC (and SVMlight's biased hyperplane) trains here
 DEFAULT_SOLVER = "dcd"     # svm-train's -s without -s (TrainParams.solver's default)
@@ -94,12 +96,12 @@ LIBLINEAR_ONLY = ("-C", "-B", "-R", "-W")
 # -s numbers whose LIBSVM svm_type takes -n (nu-SVC, one-class, nu-SVR) where LIBLINEAR's
 # solver of that number ignores it: the refusal of a line that could be either peer's
 AMBIGUOUS_NU = {
-    "1": "LIBSVM's nu-SVC (not available; its C-SVC is -s smo -c C, RBF unless -t) or LIBLINEAR's -s 1 "
-         "(drop -n, which it ignores)?",
+    "1": "LIBSVM's nu-SVC (-s smo --nu NU; give -t 2, its default RBF kernel, to make the line LIBSVM's) "
+         "or LIBLINEAR's -s 1 (drop -n, which it ignores)?",
     "2": "LIBSVM's one-class SVM (its default kernel is RBF: give -t 2, or -t 0 for the linear one) or "
          "LIBLINEAR's -s 2 (drop -n, which it ignores)?",
-    "4": "LIBSVM's nu-SVR (not available; its epsilon-SVR is -s smo --task r -p EPSILON, RBF unless -t) or "
-         "LIBLINEAR's -s 4 (drop -n, which it ignores)?",
+    "4": "LIBSVM's nu-SVR (-s smo --task r --nu NU; give -t 2, its default RBF kernel, to make the line "
+         "LIBSVM's) or LIBLINEAR's -s 4 (drop -n, which it ignores)?",
 }
 
 # flags of the peers that svm-train does not have: number of values, and the
@@ -112,7 +114,7 @@ TRAIN_FOREIGN = {
 PREDICT_FOREIGN = {"-v": 1, "-f": 1, "-h": 0}
 NO_EFFECT = {
     "-n": "LIBSVM's and LIBLINEAR's nu, unused but by their one-class SVM (where it is --nu, see "
-          "_one_class) and LIBSVM's nu-SVC / nu-SVR (refused); SVMlight's working-set size",
+          "_one_class) and LIBSVM's nu-SVC / nu-SVR (--nu, see _nu_svm); SVMlight's working-set size",
     "-o": "SVMlight's rho of the XiAlpha estimate",
     "-f": "SVMlight's final optimality check",
 }
@@ -214,6 +216,7 @@ def translate_train(args, command):
     if not svmlight:
         _ambiguous_nu(line, libsvm_flags)
         _one_class(line, libsvm_flags)
+    _nu_svm(line, libsvm_flags, svmlight)
     _optimiser_only(line)
     _refused(line)
     if svmlight:
@@ -343,6 +346,32 @@ def _one_class(line, libsvm_flags):
         line.options.append(["-e", [LIBSVM_ONE_CLASS_EPS]])
 
 
+LIBSVM_DEFAULT_NU = "0.5"      # svm-train's -n default
+
+
+def _nu_svm(line, libsvm_flags, svmlight):
+    """LIBSVM's nu-SVC (-s 1) and nu-SVR (-s 4) on a LIBSVM line: -n NU is
+    --nu (LIBSVM's default 0.5 when absent); nu-SVC's -c, which LIBSVM
+    ignores, is dropped (nu-SVR's is its C). _solver_of then sends -s 1|4 to
+    -s smo --task c|r. (-s 1|4 -n on a line that could be LIBLINEAR's is
+    refused by :func:`_ambiguous_nu`.) On an SVMlight line ``-s`` is its
+    kernel scale: refused, naming -g."""
+    s = line.value("-s")
+    if s is None or not _INT.match(s) or str(int(s)) not in ("1", "4"):
+        return
+    if svmlight:
+        raise ParameterError(f"-s {int(s)}: SVMlight's kernel scale s is -g here (on a LIBSVM line -s {int(s)} is "
+                             f"its nu-{'SVC' if int(s) == 1 else 'SVR'}, -s smo --nu NU)")
+    if not (_is_libsvm(line, libsvm_flags) or line.has("--grid")):     # (as _solver_of reads the line)
+        return
+    nu = line.value("-n") if line.has("-n") else LIBSVM_DEFAULT_NU
+    line.drop("-n")
+    if str(int(s)) == "1":
+        line.drop("-c")
+    if not line.has("--nu"):
+        line.options.append(["--nu", [nu]])
+
+
 def _optimiser_only(line):
     for flag in NO_EFFECT:
         line.drop(flag)
@@ -429,6 +458,9 @@ def _check_class_weights(line):
 
 def _svmlight_defaults(line):
     """SVMlight's meaning of -b and of omitted -c / kernel parameters."""
+    if line.value("-t") == "4":
+        raise ParameterError("-t 4 on an SVMlight line is its user-defined kernel, which has no equivalent "
+                             "(LIBSVM's -t 4, a precomputed kernel, is -s smo -t 4 on a line without SVMlight's flags)")
     if not (line.has("-c") or line.has("-l")):
         raise ParameterError("SVMlight's default C is 1/avg(x.x), svm-train's is 1: give -c C")
     t = line.value("-t") or "0"

@@ -143,30 +143,54 @@ def _reader(tmp):
             model = LinearModel(labels=labels, W=W, n_features=d, bias=bias,
                                 b=np.zeros(k), solver="dcd")
             _score(model, data, tmp)
+    _path_kernels(data)
     _queries(tmp)
 
 
-def _warm_up_data(classes=2, rows=48, features=7, ranking=False):
-    """The tiny problem of a warm-up run (see Declaration.warm_up)."""
+def _path_kernels(data):
+    """-C's own kernel: a fold's binary score."""
+    from ..selection._path_kernels import binary_correct
+    w = np.zeros(data.n_features + 1)
+    binary_correct(data.indptr, data.indices, data.values, w, data.n_features, 1.0, True, data.labels > 0)
+
+
+def _warm_up_data(classes=2, rows=48, features=7, ranking=False, precomputed=False):
+    """The tiny problem of a warm-up run (see Declaration.warm_up);
+    ``precomputed``: its linear kernel matrix in LIBSVM's -t 4 rows, as the
+    reader gives them with index base 0 (0:ID, then K against every row)."""
     chunk = _chunk(n=rows, d=features, n_classes=4 if ranking else classes)
     if ranking:             # six queries of eight rows, relevance 0-3
         chunk.qid = np.repeat(np.arange(1, 7), 8).astype(np.int64)
         chunk.labels = np.abs(chunk.labels) - 1.0
+    if precomputed:
+        X = np.zeros((rows, features))
+        X[np.repeat(np.arange(rows), np.diff(chunk.indptr)), chunk.indices] = chunk.values
+        values = np.hstack([np.arange(1.0, rows + 1)[:, None], X @ X.T]).ravel()
+        chunk.indptr = np.arange(0, rows * (rows + 1) + 1, rows + 1, dtype=np.int64)
+        chunk.indices = np.tile(np.arange(rows + 1, dtype=np.int32), rows)
+        chunk.values = values
     return chunk
 
 
-DATA_KEYS = ("classes", "rows", "features", "ranking")
+DATA_KEYS = ("classes", "rows", "features", "ranking", "precomputed")
 
 
 def _solver_group(name):
-    """The group of ``-s name``: each of its declared warm-up runs trained and scored."""
-    from ..solvers import declaration
+    """The group of ``-s name``: each of its declared warm-up runs trained
+    and scored, then, when its module has its own cross-validation
+    (``CROSS_VALIDATION``), a 3-fold -v of the first."""
+    from ..solvers import declaration, get_solver
+    from ..training.train import cross_val_predict
 
     def run(tmp):
         for run_kw in declaration(name).warm_up:
             data = {k: v for k, v in run_kw.items() if k in DATA_KEYS}
             params = {k: v for k, v in run_kw.items() if k not in DATA_KEYS}
             _train_and_score(_warm_up_data(**data), tmp, solver=name, **params)
+        if getattr(get_solver(name), "CROSS_VALIDATION", None):
+            first = declaration(name).warm_up[0]
+            cross_val_predict(_warm_up_data(**{k: v for k, v in first.items() if k in DATA_KEYS}),
+                              _params(solver=name, **{k: v for k, v in first.items() if k not in DATA_KEYS}), 3)
     return run
 
 

@@ -78,7 +78,11 @@ def _run(test_file, model_file, output_file, decision_values, chunk_size, quiet,
         if output_file != "-" and other != "-" and same_file(output_file, other):
             raise ParameterError(f"OUTPUT_FILE {output_file} is the same file as {other}; refusing to overwrite it")
     model = load_model(model_file)
-    chunks = iter_chunks(test_file, chunk_rows=chunk_size)
+    from ..mercer import precomputed
+    chunks = iter_chunks(test_file, chunk_rows=chunk_size, index_base=precomputed.index_base(model))
+    if precomputed.of_model(model):         # -t 4: 0:ID, then the kernel values against the training rows
+        from ..io.reader import display_name
+        chunks = precomputed.checked_chunks(chunks, precomputed.model_need(model), display_name(test_file))
     if output_file == "-":
         out = contextlib.nullcontext(sys.stdout)
     else:

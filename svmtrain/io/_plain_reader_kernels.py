@@ -27,10 +27,11 @@ NEED_FULL = -5          # the line at ``i`` is not plain: parse the rest with th
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def parse_plain_lines(buf, i, end, line, row, z, labels, qid, rowline, indptr, indices, values):
+def parse_plain_lines(buf, i, end, line, row, z, labels, qid, rowline, indptr, indices, values, base=1):
     """Parse the plain lines of ``buf[i:end]`` (``buf[end-1]`` must be
     ``'\\n'``) into the arrays, from the counts ``line, row, z`` on, as
-    ``_reader_kernels.parse_lines`` does (qid 0 for every row).
+    ``_reader_kernels.parse_lines`` does (qid 0 for every row; ``base``,
+    the smallest index, as there).
 
     Returns (status, i, line, row, z). DONE: the whole range was plain.
     NEED_ROWS / NEED_NNZ: the row at ``i`` did not fit (rolled back): grow
@@ -60,7 +61,7 @@ def parse_plain_lines(buf, i, end, line, row, z, labels, qid, rowline, indptr, i
             status = NEED_ROWS
             break
         row_z = z
-        last = np.int64(0)
+        last = np.int64(base - 1)
         idx = np.int64(0)
         lab = 0.0
         is_label = True
@@ -86,7 +87,7 @@ def parse_plain_lines(buf, i, end, line, row, z, labels, qid, rowline, indptr, i
                     i += 1
                     d = np.int64(buf[np.uint64(i)]) - 48
                 if d != 58 - 48 or idx <= last or idx > MAX_INDEX:
-                    status = NEED_FULL      # qid:, no ':', index 0, too big or out of order
+                    status = NEED_FULL      # qid:, no ':', index below base, too big or out of order
                     break
                 i += 1
             # ---- a number: [+-] digits [. digits] [(e|E) [+-] digits], exact
@@ -146,7 +147,7 @@ def parse_plain_lines(buf, i, end, line, row, z, labels, qid, rowline, indptr, i
                 status = NEED_NNZ
                 break
             last = idx
-            indices[np.uint64(z)] = idx - 1
+            indices[np.uint64(z)] = idx - base
             values[np.uint64(z)] = v
             z += 1
         if status != DONE:

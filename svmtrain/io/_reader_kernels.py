@@ -126,7 +126,7 @@ _SORTS = True
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
-                labels, qid, rowline, indptr, indices, values, slow_slot, slow_text):
+                labels, qid, rowline, indptr, indices, values, slow_slot, slow_text, base=1):
     """Parse the complete lines of ``buf[i:end]`` into the given arrays.
 
     ``buf[i]`` starts a line and ``buf[end-1]`` must be ``'\\n'`` (else
@@ -137,7 +137,9 @@ def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
 
     Outputs: ``labels/qid/rowline[row]`` and ``indptr[row + 1]`` per row
     (``indptr[0]`` is the caller's), ``indices/values[z]`` per nonzero
-    (0-based indices, sorted within each row); ``rowline[r]`` is the 0-based
+    (0-based indices: file index - ``base``, sorted within each row; ``base``
+    is 1, or 0 for files whose index 0 is a feature, LIBSVM's precomputed
+    kernels' ``0:ID``; an index below it is E_INDEX_NONPOS); ``rowline[r]`` is the 0-based
     line of row r counted from the first call's start. ``slow_text`` gets
     the numbers that need an exact conversion, each followed by a space,
     and ``slow_slot`` where each goes (a position in ``values``, or
@@ -268,7 +270,7 @@ def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
                     err = E_FEATURE
                     err_pos = tok
                     break
-                if idx == 0:
+                if idx < base:
                     err = E_INDEX_NONPOS
                     err_pos = tok
                     break
@@ -396,12 +398,12 @@ def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
                 is_label = False
                 continue
             # ---- store the feature
-            idx -= 1
+            idx -= base
             if idx <= last:
                 if idx == last:
                     err = E_DUPLICATE
                     err_pos = tok
-                    err_aux = idx + 1
+                    err_aux = idx + base
                     break
                 ordered = False
             last = idx
@@ -417,7 +419,7 @@ def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
                 if indices[p] == indices[p - 1]:
                     err = E_DUPLICATE
                     err_pos = line_start
-                    err_aux = indices[p] + 1
+                    err_aux = indices[p] + base
                     break
             if err == DONE and n_slow > row_slow:
                 inv = np.empty(z - row_z, np.int64)

@@ -3,7 +3,7 @@
 A LIBSVM model is a header ::
 
     svm_type c_svc
-    kernel_type rbf             linear | polynomial | rbf | sigmoid
+    kernel_type rbf             linear | polynomial | rbf | sigmoid | precomputed
     degree 3                    polynomial only
     gamma 0.5                   polynomial, rbf, sigmoid
     coef0 0                     polynomial, sigmoid
@@ -17,6 +17,9 @@ A LIBSVM model is a header ::
     SV
     <total_sv lines: k-1 coefficients, then index:value pairs>
 
+A precomputed-kernel model (``-t 4``) writes each support vector as
+``0:ID``, its serial number in the training file, and nothing else.
+
 For the pair of classes (i, j), i < j, the decision value is
 sum_{s in class i} sv_coef[j-1][s] K(x_s, x) + sum_{s in class j}
 sv_coef[i][s] K(x_s, x) - rho[p]; a positive value is a vote for i, and
@@ -29,6 +32,9 @@ refused (ParameterError); a LIBSVM model of three or more classes is read
 as a KernelModel with ``decision = "ovo"`` (one score column per pair,
 zero coefficients for the SVs outside the pair).
 
+The nu formulations (``svm-train -s smo --nu``) are written as nu_svc and
+nu_svr: their models have the same form.
+
 Regression models (epsilon_svr, nu_svr) and one-class models (one_class)
 have ``nr_class 2``, one ``rho``, no ``label`` and ``nr_sv`` lines and one
 coefficient per SV: f(x) = sum_s coef_s K(x_s, x) - rho is the prediction
@@ -40,7 +46,7 @@ import numpy as np
 
 from ..data.dataset import Chunk
 from ..errors import ModelFormatError, ParameterError
-from ..mercer.functions import CODES, LINEAR, POLYNOMIAL, RBF, SIGMOID, Kernel
+from ..mercer.functions import CODES, LINEAR, POLYNOMIAL, PRECOMPUTED, RBF, SIGMOID, Kernel
 from .atomic import atomic_write
 
 CLASSIFIERS = ("c_svc", "nu_svc")
@@ -51,8 +57,8 @@ HEADER_KEYS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class"
 
 
 def write_libsvm_model(model, path):
-    """Write a binary KernelModel as a LIBSVM c_svc model file, a regression one as
-    epsilon_svr, a one-class one as one_class; atomically."""
+    """Write a binary KernelModel as a LIBSVM c_svc (nu_svc) model file, a
+    regression one as epsilon_svr (nu_svr), a one-class one as one_class; atomically."""
     if getattr(model, "scaling", None) is not None:
         raise ParameterError("a LIBSVM model file cannot hold the ranges of svm-train --scale: save the model "
                              "in svmtrain's format, or scale with svm-scale -s RANGE_FILE instead")
@@ -61,7 +67,7 @@ def write_libsvm_model(model, path):
         raise ParameterError("--model-format libsvm writes kernel models (-s sbp, or -s pegasos with -t 1|2|3) "
                              "only; use --model-format liblinear for linear models")
     if model.task in ("r", "o"):
-        return _write_single(model, path, ONE_CLASS if model.task == "o" else "epsilon_svr")
+        return _write_single(model, path, ONE_CLASS if model.task == "o" else _svm_type(model, "epsilon_svr"))
     k = len(model.labels)
     if k > 2:
         raise ParameterError(f"--model-format libsvm: this model has {k} classes trained one-vs-rest; LIBSVM "
@@ -78,7 +84,7 @@ def write_libsvm_model(model, path):
     # LIBSVM stores the SVs class by class: those voting for label[0] (positive) first
     order = np.concatenate([keep[coef[keep] > 0], keep[coef[keep] < 0]])
     n_first = int(np.count_nonzero(coef[keep] > 0))
-    lines = ["svm_type c_svc"] + _kernel_lines(kern)
+    lines = [f"svm_type {_svm_type(model, 'c_svc')}"] + _kernel_lines(kern)
     lines += [f"nr_class {k}", f"total_sv {len(order)}"]
     if k == 2:
         lines.append(f"rho {-float(model.b[0])!r}")
@@ -91,7 +97,21 @@ def write_libsvm_model(model, path):
     lines.append("SV")
     with atomic_write(path) as f:
         f.write("\n".join(lines) + "\n")
-        _write_svs(f, model.SV, coef, order)
+        _write_svs(f, model.SV, coef, order, model.kernel)
+
+
+def _svm_type(model, plain):
+    """LIBSVM's svm_type of ``model``: ``plain`` (c_svc, epsilon_svr), or its
+    nu formulation (nu_svc, nu_svr) for a model of ``-s smo --nu`` (its
+    header's solver and nu) or read from a LIBSVM nu_svc / nu_svr file."""
+    from ..solvers import trains_nu
+    info = dict(model.header)
+    solver = str(info.get("solver", ""))
+    nu_type = {"c_svc": "nu_svc", "epsilon_svr": "nu_svr"}[plain]
+    if solver == f"libsvm-{nu_type}":
+        return nu_type
+    nu = info.get("nu")
+    return nu_type if nu not in (None, "none") and trains_nu(solver, model.task) else plain
 
 
 def _kernel_lines(kern):
@@ -106,7 +126,12 @@ def _kernel_lines(kern):
     return lines
 
 
-def _write_svs(f, SV, coef, order):
+def _write_svs(f, SV, coef, order, kern):
+    if kern.code == PRECOMPUTED:        # LIBSVM's "0:ID" (the SV rows hold their ID in column 0)
+        ids = SV.values[SV.indptr[:-1]]
+        for s in order.tolist():
+            f.write(f"{float(coef[s])!r} 0:{int(ids[s])}\n")
+        return
     for s in order.tolist():
         lo, hi = SV.indptr[s], SV.indptr[s + 1]
         pairs = " ".join(f"{i + 1}:{v!r}" for i, v in zip(SV.indices[lo:hi].tolist(), SV.values[lo:hi].tolist()))
@@ -124,7 +149,7 @@ def _write_single(model, path, svm_type):
     lines.append("SV")
     with atomic_write(path) as f:
         f.write("\n".join(lines) + "\n")
-        _write_svs(f, model.SV, coef, keep)
+        _write_svs(f, model.SV, coef, keep, model.kernel)
 
 
 def read_libsvm_model(path):
@@ -147,7 +172,7 @@ def read_libsvm_model(path):
         return _single_model(path, hdr, lines, sv_line, svm_type, kernel)
     k, total, rho, labels, nr_sv = _class_header(hdr)
     body = _sv_lines(path, lines, sv_line, total)
-    sv_coef, SV = _parse_svs(path, sv_line + 1, body, max(k - 1, 0))
+    sv_coef, SV = _parse_svs(path, sv_line + 1, body, max(k - 1, 0), kernel)
     coef, b = _pair_columns(sv_coef, rho, nr_sv, k, total)
     from ..models.kernel import KernelModel
     header = [("solver", f"libsvm-{svm_type}")]
@@ -199,9 +224,10 @@ def _kernel(hdr):
     """The header's Kernel: a supported kernel_type with the parameters it uses, LIBSVM's defaults elsewhere."""
     kname = hdr.word("kernel_type")
     if kname not in CODES:
-        hdr.fail("kernel_type", f"kernel_type {kname[:20]!r} is not supported "
-                 f"({', '.join(CODES)}; precomputed kernels have no vectors to predict with)")
+        hdr.fail("kernel_type", f"kernel_type {kname[:20]!r} is not supported ({', '.join(CODES)})")
     code = CODES[kname]
+    if code == PRECOMPUTED:
+        return Kernel(code, 0.0, 3, 0.0)
     degree = int(hdr.numbers("degree", 1, integer=True)[0]) if code == POLYNOMIAL else 3
     gamma = float(hdr.numbers("gamma", 1)[0]) if code != LINEAR else (
         float(hdr.numbers("gamma", 1)[0]) if "gamma" in hdr.head else 0.0)
@@ -260,7 +286,7 @@ def _single_model(path, hdr, lines, sv_line, svm_type, kernel):
     total = _total_sv(hdr)
     rho = hdr.numbers("rho", 1)
     body = _sv_lines(path, lines, sv_line, total)
-    sv_coef, SV = _parse_svs(path, sv_line + 1, body, 1)
+    sv_coef, SV = _parse_svs(path, sv_line + 1, body, 1, kernel)
     task = "o" if svm_type == ONE_CLASS else "r"
     header = [("solver", f"libsvm-{svm_type}"), ("task", task)]
     labels = np.array([1.0, -1.0]) if task == "o" else np.empty(0)
@@ -316,9 +342,12 @@ class _Header:
         return vals
 
 
-def _parse_svs(path, first_line, body, n_coef):
-    """(sv_coef float64[n, n_coef], SV Chunk) from the SV lines; first_line is the line number of body[0]."""
+def _parse_svs(path, first_line, body, n_coef, kernel):
+    """(sv_coef float64[n, n_coef], SV Chunk) from the SV lines; first_line is
+    the line number of body[0]. A precomputed kernel's lines hold ``0:ID``
+    alone (ID an integer >= 1), kept in column 0."""
     n = len(body)
+    precomputed = kernel.code == PRECOMPUTED
     sv_coef = np.empty((n, n_coef))
     indptr = np.zeros(n + 1, np.int64)
     idx_parts, val_parts = [], []
@@ -339,6 +368,14 @@ def _parse_svs(path, first_line, body, n_coef):
                                    "pairs)") from None
         if not np.all(np.isfinite(sv_coef[r])) or not np.all(np.isfinite(val)):
             raise ModelFormatError(path, lineno, "support vector values must be finite")
+        if precomputed:
+            if len(idx) != 1 or idx[0] != 0 or not (val[0] >= 1 and val[0] == np.floor(val[0])):
+                raise ModelFormatError(path, lineno, "a precomputed-kernel support vector is 0:ID, its serial "
+                                       "number (an integer >= 1)")
+            idx_parts.append(idx)
+            val_parts.append(val)
+            indptr[r + 1] = indptr[r] + 1
+            continue
         if len(idx) and (idx.min() < 1 or idx.max() >= 2**31 or np.any(np.diff(idx) <= 0)):
             raise ModelFormatError(path, lineno, "support vector indices must be increasing integers >= 1")
         idx_parts.append(idx - 1)

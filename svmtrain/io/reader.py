@@ -6,8 +6,12 @@ Public API
     A binary file object for ``path`` (a str or Path, or ``"-"`` for standard
     input). gzip, bzip2 and xz are recognised by their magic bytes, not by
     the file name, on standard input too.
-``iter_chunks(path, chunk_rows=None, chunk_bytes=None, progress=None, threads=None)``
+``iter_chunks(path, chunk_rows=None, chunk_bytes=None, progress=None, threads=None, index_base=1)``
     Iterator of :class:`svmtrain.data.dataset.Chunk`, streamed block by block.
+    ``index_base=0`` reads LIBSVM's precomputed-kernel files (``-t 4``),
+    whose index 0 (``0:ID``) is a feature: column c holds file index c
+    (with 1, the default, column c holds file index c + 1 and index 0 is
+    an error).
 ``read_libsvm(path, **same)``
     The whole file as one Chunk.
 ``parse_bytes(data, name="<bytes>", **same)``
@@ -304,7 +308,7 @@ def _show(tok, limit=40):
     return f"'{s}'"
 
 
-def _problem(code, buf, pos, aux):
+def _problem(code, buf, pos, aux, base=1):
     tok = _token(buf, pos)
     if code == K.E_LABEL:
         if b":" in tok:
@@ -319,7 +323,7 @@ def _problem(code, buf, pos, aux):
         if len(digits) > 30:
             digits = digits[:30] + "..."
         if code == K.E_INDEX_NONPOS:
-            return f"feature index {sign}{digits} is invalid: indices are 1-based"
+            return f"feature index {sign}{digits} is invalid: indices are " + ("1-based" if base else ">= 0")
         return f"feature index {digits} is too large (max {K.MAX_INDEX})"
     if code == K.E_FEATURE:
         return f"invalid feature {_show(tok)}: expected index:value"
@@ -366,7 +370,7 @@ class _Out:
 class _Result:
     """One parsed range: ``out`` arrays and the counts parse_lines returned."""
     __slots__ = ("buf", "start", "out", "n_rows", "nnz", "n_lines", "n_slow", "n_text",
-                 "err", "err_pos", "err_aux")
+                 "err", "err_pos", "err_aux", "base")
 
 
 def _grown(a, n):
@@ -387,12 +391,13 @@ def _grow(o, need, row, z, n_slow, n_text):
         o.slow_slot, o.slow_text = _grown(o.slow_slot, n_slow), _grown(o.slow_text, n_text)
 
 
-def parse_range(buf, start, end, out=None):
+def parse_range(buf, start, end, out=None, base=1):
     """Parse the whole lines of ``buf[start:end]`` (``buf`` a bytearray or
     uint8 array; ``buf[end-1]`` must be ``'\\n'``) with the numba kernels
     :func:`_plain_reader_kernels.parse_plain_lines` and, from the first line
     it leaves, :func:`_reader_kernels.parse_lines`, growing the output arrays when
-    they are short. Returns a _Result; the slow numbers are not converted
+    they are short (``base``: the smallest index, see :func:`iter_chunks`).
+    Returns a _Result; the slow numbers are not converted
     and errors are not raised yet (see :func:`_check`).
     """
     arr = np.frombuffer(buf, np.uint8) if not isinstance(buf, np.ndarray) else buf
@@ -401,7 +406,7 @@ def parse_range(buf, start, end, out=None):
     i, line, row, z, n_slow, n_text, err_pos, err_aux = start, 0, 0, 0, 0, 0, -1, 0
     while True:                         # the plain lines (most files: all of them)
         err, i, line, row, z = KP.parse_plain_lines(arr, i, end, line, row, z, o.labels, o.qid, o.rowline,
-                                                    o.indptr, o.indices, o.values)
+                                                    o.indptr, o.indices, o.values, base)
         if err == K.NEED_ROWS or err == K.NEED_NNZ:
             _grow(o, err, row, z, n_slow, n_text)
         else:
@@ -411,7 +416,7 @@ def parse_range(buf, start, end, out=None):
     while parse is not None:
         (err, i, line, row, z, n_slow, n_text, err_pos, err_aux) = parse(
             arr, i, end, line, row, z, n_slow, n_text,
-            o.labels, o.qid, o.rowline, o.indptr, o.indices, o.values, o.slow_slot, o.slow_text)
+            o.labels, o.qid, o.rowline, o.indptr, o.indices, o.values, o.slow_slot, o.slow_text, base)
         if err == K.NEED_SORT:
             parse = K.parse_lines
         elif err in (K.NEED_ROWS, K.NEED_NNZ, K.NEED_SLOW):
@@ -422,6 +427,7 @@ def parse_range(buf, start, end, out=None):
     r.buf, r.start, r.out = buf, start, o
     r.n_rows, r.nnz, r.n_lines, r.n_slow, r.n_text = row, z, line, n_slow, n_text
     r.err, r.err_pos, r.err_aux = err, err_pos, err_aux
+    r.base = base
     return r
 
 
@@ -452,7 +458,7 @@ def _check(r, name, line_base):
         raise RuntimeError("reader: a parse range does not end with a newline")
     if r.err:
         line = line_base + r.buf.count(b"\n", r.start, r.err_pos) + 1
-        raise InputFormatError(name, line, _problem(r.err, r.buf, r.err_pos, r.err_aux))
+        raise InputFormatError(name, line, _problem(r.err, r.buf, r.err_pos, r.err_aux, r.base))
 
 
 def _chunks(r, line_base, chunk_rows):
@@ -512,7 +518,7 @@ def _out_supplier(outs):
     return out_for
 
 
-def _iter_results(f, raw, name, chunk_bytes, progress, threads, outs=None):
+def _iter_results(f, raw, name, chunk_bytes, progress, threads, outs=None, base=1):
     """Parse the stream ``f``; yield (checked _Result, line_base) per range,
     in file order. With ``outs`` (a list), each range's output arrays are
     taken from it when it has some, and the caller puts ``r.out`` back when
@@ -536,10 +542,10 @@ def _iter_results(f, raw, name, chunk_bytes, progress, threads, outs=None):
                     from concurrent.futures import ThreadPoolExecutor
                     pool = ThreadPoolExecutor(threads, thread_name_prefix="svmtrain-reader")
                 for s, e in ranges:
-                    pending.append((buf, pool.submit(parse_range, buf, s, e, out_for(e - s))))
+                    pending.append((buf, pool.submit(parse_range, buf, s, e, out_for(e - s), base)))
             else:
                 for s, e in ranges:
-                    pending.append((buf, parse_range(buf, s, e, out_for(e - s))))
+                    pending.append((buf, parse_range(buf, s, e, out_for(e - s), base)))
             while pending and (pool is None or len(pending) > limit):
                 b, item = pending.popleft()
                 r = item if isinstance(item, _Result) else item.result()
@@ -564,11 +570,11 @@ def _iter_results(f, raw, name, chunk_bytes, progress, threads, outs=None):
             pool.shutdown(wait=True)
 
 
-def _iter_stream(f, raw, name, chunk_rows, chunk_bytes, progress, threads):
+def _iter_stream(f, raw, name, chunk_rows, chunk_bytes, progress, threads, base=1):
     chunk_rows = DEFAULT_CHUNK_ROWS if chunk_rows is None else int(chunk_rows)
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be positive")
-    for r, line_base in _iter_results(f, raw, name, chunk_bytes, progress, threads):
+    for r, line_base in _iter_results(f, raw, name, chunk_bytes, progress, threads, base=base):
         yield from _chunks(r, line_base, chunk_rows)
 
 
@@ -625,10 +631,10 @@ class _Collector:
         return c
 
 
-def _collect(f, raw, name, chunk_bytes, progress, threads, size_hint):
+def _collect(f, raw, name, chunk_bytes, progress, threads, size_hint, base=1):
     coll = _Collector(size_hint)
     outs = []
-    results = _iter_results(f, raw, name, chunk_bytes, progress, threads, outs)
+    results = _iter_results(f, raw, name, chunk_bytes, progress, threads, outs, base)
     try:
         for r, line_base in results:
             coll.add(r, line_base)
@@ -648,35 +654,44 @@ def _size_hint(raw):
     return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
-def iter_chunks(path, chunk_rows=None, chunk_bytes=None, progress=None, threads=None):
+def iter_chunks(path, chunk_rows=None, chunk_bytes=None, progress=None, threads=None, index_base=1):
     """Iterate over the file as Chunks of at most ``chunk_rows`` rows
     (default 2^20) and about ``chunk_bytes`` bytes of text (default 8 MiB).
 
     ``threads`` bounds the threads parsing in parallel (default: numba's
     NUMBA_NUM_THREADS). ``progress(n)`` is called with bytes consumed from
     the underlying source (compressed bytes for compressed files).
+    ``index_base``: the smallest feature index, 1 (column c holds file
+    index c + 1) or 0 (column c holds file index c: LIBSVM's precomputed
+    kernels, ``0:ID`` then the kernel values).
     The file is opened when the iteration starts.
     """
     f, raw = _open(path)
     try:
         yield from _iter_stream(f, raw, display_name(path), chunk_rows, chunk_bytes,
-                                progress, threads)
+                                progress, threads, _base(index_base))
     finally:
         f.close()
 
 
-def read_libsvm(path, chunk_rows=None, chunk_bytes=None, progress=None, threads=None):
+def _base(index_base):
+    if index_base not in (0, 1):
+        raise ValueError("index_base must be 0 or 1")
+    return int(index_base)
+
+
+def read_libsvm(path, chunk_rows=None, chunk_bytes=None, progress=None, threads=None, index_base=1):
     """The whole file as one Chunk: the same arrays as
     ``concat_chunks(iter_chunks(path, ...))``, assembled with less memory
     (``chunk_rows`` does not matter here)."""
     f, raw = _open(path)
     try:
         hint = _size_hint(raw) if f is raw else 0
-        return _collect(f, raw, display_name(path), chunk_bytes, progress, threads, hint)
+        return _collect(f, raw, display_name(path), chunk_bytes, progress, threads, hint, _base(index_base))
     finally:
         f.close()
 
 
-def parse_bytes(data, name="<bytes>", chunk_rows=None, chunk_bytes=None, threads=None):
+def parse_bytes(data, name="<bytes>", chunk_rows=None, chunk_bytes=None, threads=None, index_base=1):
     """Parse LIBSVM text given as bytes (already decompressed) into one Chunk."""
-    return _collect(io.BytesIO(data), None, name, chunk_bytes, None, threads, len(data))
+    return _collect(io.BytesIO(data), None, name, chunk_bytes, None, threads, len(data), _base(index_base))

@@ -23,7 +23,7 @@ from numba import njit, prange
 
 from .._numba import options as opts
 from .._numba.options import PRANGE, serial_twin
-from .functions import RBF, densify_rows, kernel_from_dot, sq_norms
+from .functions import PRECOMPUTED, RBF, densify_rows, kernel_from_dot, sq_norms
 
 # rows of the data are processed in blocks of this many per thread task
 ROW_BLOCK = 256
@@ -239,9 +239,16 @@ class KernelCache:
     ``kernel`` must be resolved (gamma set). ``max_batch`` is the most rows
     one :meth:`rows` call (or one numba :func:`fetch`) asks for; the cache
     always has room for one batch even when ``cache_mb`` is smaller.
+    A precomputed kernel (-t 4; X checked by
+    :func:`svmtrain.mercer.precomputed.check_training`) holds every row
+    from the start, whatever ``cache_mb`` (its kernel values are the data):
+    filled, no fetch ever misses; ``sq`` is its diagonal.
     """
 
     def __init__(self, X, kernel, cache_mb, max_batch=1, n_features=None):
+        if kernel.code == PRECOMPUTED:
+            self._precomputed(X, kernel, max_batch, n_features)
+            return
         self.X = X
         self.kernel = kernel
         self.n = X.n_rows
@@ -264,6 +271,29 @@ class KernelCache:
         self.kparams = (code, gamma, degree, coef0, self.squarings)
         self.scratch = {}       # buffers that runs sharing this cache reuse (their own keys)
         self.filled = False     # every row computed by fill() (none is ever evicted then)
+
+    def _precomputed(self, X, kernel, max_batch, n_features):
+        """The cache of a precomputed kernel: the whole matrix, resident."""
+        from .precomputed import training_matrix
+        self.X = X
+        self.kernel = kernel
+        self.n = X.n_rows
+        M, self.sq = training_matrix(X)
+        self.slots = max(self.n, 1)
+        self.M = M if self.n else np.zeros((1, 1), np.float32)
+        self.slot_of = np.arange(max(self.n, 1), dtype=np.int64)
+        self.owner = np.arange(self.slots, dtype=np.int64)
+        self.stamp = np.zeros(self.slots, np.int64)
+        self.state = np.zeros(3, np.int64)
+        self.max_batch = int(max(max_batch, 1))
+        self.D = np.zeros((1, self.max_batch))      # (never used: no row is computed)
+        self.miss_rows = np.empty(self.max_batch, np.int64)
+        self.miss_slots = np.empty(self.max_batch, np.int64)
+        self.squarings = 0
+        code, gamma, degree, coef0 = kernel.params()
+        self.kparams = (code, gamma, degree, coef0, self.squarings)
+        self.scratch = {}
+        self.filled = True
 
     @property
     def hits(self):
@@ -290,8 +320,8 @@ class KernelCache:
         """Compute every row now, ``max_batch`` at a time (when they all fit;
         otherwise nothing): the cache then holds the whole kernel matrix, in
         the same numbers as rows fetched one by one, and no later fetch
-        misses."""
-        if not self.full:
+        misses. (A precomputed kernel's cache is filled from the start.)"""
+        if not self.full or self.kernel.code == PRECOMPUTED:
             return
         slots = np.empty(self.max_batch, np.int64)
         get = fetch if self.X.nnz >= opts.PARALLEL_MIN_NNZ else fetch_serial

@@ -4,6 +4,8 @@
     -t 1 polynomial   K(u, v) = (gamma u.v + coef0)^degree
     -t 2 rbf          K(u, v) = exp(-gamma |u - v|^2)
     -t 3 sigmoid      K(u, v) = tanh(gamma u.v + coef0)
+    -t 4 precomputed  K(u, v) = the value of u at column ID(v): the data are
+                      kernel values (LIBSVM's format, see :mod:`.precomputed`)
 
 ``-g`` (gamma) defaults to 1 / number of features, ``-d`` (degree) to 3 and
 ``-r`` (coef0) to 0, as in LIBSVM. Squared norms of rows are computed once
@@ -17,9 +19,9 @@ from numba import njit, prange
 from .._numba import options as _opts
 from .._numba.options import PRANGE
 
-LINEAR, POLYNOMIAL, RBF, SIGMOID = 0, 1, 2, 3
+LINEAR, POLYNOMIAL, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
 ROWS_PER_TASK = 64      # rows per parallel task of the kernel matrix
-NAMES = {LINEAR: "linear", POLYNOMIAL: "polynomial", RBF: "rbf", SIGMOID: "sigmoid"}
+NAMES = {LINEAR: "linear", POLYNOMIAL: "polynomial", RBF: "rbf", SIGMOID: "sigmoid", PRECOMPUTED: "precomputed"}
 CODES = {v: k for k, v in NAMES.items()}
 # dense scratch for the rows of a block is kept under this many bytes
 BLOCK_BYTES = 32 << 20
@@ -38,9 +40,10 @@ class Kernel:
         return NAMES[self.code]
 
     def resolved(self, n_features):
-        """This kernel with LIBSVM's defaults for what is None: gamma 1 / n_features,
-        degree 3, coef0 0."""
-        return Kernel(self.code, 1.0 / max(n_features, 1) if self.gamma is None else self.gamma,
+        """This kernel with LIBSVM's defaults for what is None: gamma 1 / n_features
+        (0 for a precomputed kernel, which has none), degree 3, coef0 0."""
+        default_gamma = 0.0 if self.code == PRECOMPUTED else 1.0 / max(n_features, 1)
+        return Kernel(self.code, default_gamma if self.gamma is None else self.gamma,
                       3 if self.degree is None else self.degree, 0.0 if self.coef0 is None else self.coef0)
 
     def params(self):
@@ -135,7 +138,12 @@ def kernel_matrix(kernel, X, X_sq, Y, Y_sq, rows=None, out=None):
     ``X`` and ``Y`` are Chunks with squared row norms ``X_sq``/``Y_sq``
     (see :func:`sq_norms`); ``rows`` defaults to every row of Y. Work is
     split into blocks of Y-rows whose dense form fits in BLOCK_BYTES.
+    A precomputed kernel (-t 4) reads X's columns at Y's IDs instead
+    (:func:`svmtrain.mercer.precomputed.kernel_block`).
     """
+    if kernel.code == PRECOMPUTED:
+        from .precomputed import kernel_block
+        return kernel_block(X, Y, rows, out)
     rows = np.arange(Y.n_rows, dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
     if out is None:
         out = np.empty((X.n_rows, len(rows)))

@@ -235,10 +235,10 @@ def rate_of(correct, n_rows):
 def warm_path(params, data):
     """Whether --grid runs the solver's warm-started C path (tasks of one
     gamma and one fold) rather than every point afresh: the solver module
-    says so (``GRID_PATH``; -s smo), on rows without weights."""
+    says so (``GRID_PATH``; -s smo's C-SVC), on rows without weights and without --nu."""
     from ..solvers import get_solver
     solver = get_solver(params.solver, params.kernel_type, params.task, params.loss, params.multiclass)
-    return bool(getattr(solver, "GRID_PATH", False)) and data.weights is None
+    return bool(getattr(solver, "GRID_PATH", False)) and data.weights is None and params.nu is None
 
 
 # the job of a grid run, set before the local workers fork (each reads it in place)
@@ -317,6 +317,9 @@ def search_grid(data, params, c_exps, g_exps, folds=5, jobs=None, on_point=None,
     check_grid(params, folds)
     if c_exps is None and g_exps is None:
         raise ParameterError("-log2c and -log2g are both null: nothing to search")
+    if c_exps is not None and params.nu is not None:
+        raise ParameterError(f"--grid with --nu: -s {params.solver} --nu has no C to search (nu sets the "
+                             "trade-off): give -log2c null to search gamma alone")
     if folds > data.n_rows:
         raise ParameterError(f"-v {folds}: more folds than the {data.n_rows} training rows")
     fold_of = fold_assignment(data, params, folds)

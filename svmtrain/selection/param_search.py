@@ -35,7 +35,11 @@ tron's own): each fold's one-vs-rest problems are set up once
 (:func:`_newton_folds`) and resume at each C from their w (and X w) at the
 previous C, untouched, stopping at LIBLINEAR's |grad f(w)| <= e max(min(#pos,
 #neg), 1) / l |grad f(0)|; a w that meets it at the next C takes no step,
-which is what ends LIBLINEAR's path by the unchanged-w rule. dcd and tron
+which is what ends LIBLINEAR's path by the unchanged-w rule. For the
+squared hinge on few features each fold's problem keeps the active rows'
+Gram matrix from one C to the next (the same steps, from n_vars^2 products
+instead of passes over the rows: :mod:`svmtrain.solvers.tron._newton_kernels`);
+two-class folds are scored by one pass over the test rows. dcd and tron
 minimise the same objective, so the rates are those of independent -v
 runs of either up to the tolerance; the model that ``svm-train -C`` then
 writes is the named solver's (``svmtrain.run``). Other solvers train each
@@ -212,7 +216,7 @@ def search_c(data, params, folds=5, progress=None, on_point=None, threads=None, 
         raise ParameterError(f"-v {folds}: more folds than the {n} training rows")
     fold_of = fold_assignment(data, params, folds)
     splits = [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(folds)]
-    folds_data = [(take_rows(data, tr), take_rows(data, te)) for tr, te in splits]
+    folds_data = _Folds(data, splits)
     p_list = p_values(data, start_p) if params.task == REGRESSION else [None]
     points = [dataclasses.replace(params, epsilon=p) if p is not None else params for p in p_list]
     starts = [start_c(data, q) for q in points]
@@ -236,6 +240,25 @@ def search_c(data, params, folds=5, progress=None, on_point=None, threads=None, 
                 if on_max is not None:
                     on_max()
     return path
+
+
+class _Folds:
+    """The folds' (training rows, test rows) Chunks, fold k's made at its
+    first use: in the thread of fold k's first point, so the folds' copies
+    are made in parallel. Each fold is used by one thread at a time (its
+    chain of C values)."""
+
+    def __init__(self, data, splits):
+        self.data, self.splits, self.made = data, splits, [None] * len(splits)
+
+    def __len__(self):
+        return len(self.splits)
+
+    def __getitem__(self, k):
+        if self.made[k] is None:
+            train_rows, test_rows = self.splits[k]
+            self.made[k] = (take_rows(self.data, train_rows), take_rows(self.data, test_rows))
+        return self.made[k]
 
 
 def newton_path(params):
@@ -343,7 +366,7 @@ def _trained_folds(folds_data, d, params):
     (``train``), resuming from its own state at the previous C where it takes a warm start."""
     from ..training.train import train
     regression = params.task == REGRESSION
-    warm = [[] for _ in folds_data]
+    warm = [[] for _ in range(len(folds_data))]
 
     def run(k, C):
         train_set, test_set = folds_data[k]
@@ -357,30 +380,45 @@ def _newton_folds(folds_data, d, params, eps):
     """``run(k, C)`` -> (W, score) of fold k at C by tron's primal Newton
     method at -e ``eps`` (LIBLINEAR's -C solver), each binary problem
     resuming from its w at the previous C. The folds' problems are set up
-    once (labels, costs, row weights as ``train`` makes them), so a C
-    costs the solves and the scoring only."""
+    once, each at its fold's first C (labels, costs, row weights as
+    ``train`` makes them; kept along the path as ``tron_primal.Problem``
+    says with ``path``), so a C costs the solves and the
+    scoring only; with two classes a fold is scored by one pass over its
+    test rows (``_path_kernels.binary_correct``: the model's predictions,
+    without building it)."""
     from ..solvers import check_sample_weights
     from ..solvers.base import FitResult, finish_w
     from ..solvers.tron.tron_primal import Problem
     from ..training.train import linear_model, task_problems
+    from ._path_kernels import binary_correct
     newton = dataclasses.replace(params, solver="tron", eps=eps, max_iter=None, C=1.0, lam=None)
-    folds = []
-    for train_set, test_set in folds_data:
+    has_bias = params.bias is not None and params.bias >= 0
+    folds = [None] * len(folds_data)
+
+    def set_up(k):
+        """Fold k's problems, made in its thread at its first C (the folds' set-ups run in parallel)."""
+        train_set, test_set = folds_data[k]
         if train_set.weights is not None:       # as train's weighted_rows: the weights are the rows' costs
             weights = train_set.weights
             if not np.all(weights == weights[0]):
                 check_sample_weights(params.solver, params.task, params.loss)
             train_set = take_rows(train_set, np.flatnonzero(weights))      # rows of weight 0 add nothing
         order, problems = task_problems(train_set.labels, params)
-        folds.append((order, [Problem(train_set, y, d, newton, cost) for y, cost in problems],
-                      [(np.zeros(d + 1), np.full(train_set.n_rows, np.nan)) for _ in problems], test_set))
+        side = test_set.labels == order[0] if len(order) == 2 else None     # two classes: scored in one pass
+        folds[k] = (order, [Problem(train_set, y, d, newton, cost, path=True) for y, cost in problems],
+                    [(np.zeros(d + 1), np.full(train_set.n_rows, np.nan)) for _ in problems], test_set, side)
+        return folds[k]
 
     def run(k, C):
-        order, problems, ws, test_set = folds[k]
+        order, problems, ws, test_set, side = folds[k] or set_up(k)
         results = []
         for problem, (w, z) in zip(problems, ws):
             problem.solve(C, w, z)          # w and X w carried to the next C
             results.append(FitResult(w=finish_w(w.copy(), params)))
+        if side is not None:                # as the model would score it
+            W = results[0].w.reshape(-1, 1)
+            return W, binary_correct(test_set.indptr, test_set.indices, test_set.values, W[:, 0], d,
+                                     float(params.bias) if has_bias else 0.0, has_bias, side)
         model = linear_model(order, results, d, params)
         return model.W, _score(model, test_set, False)
     return run

@@ -120,6 +120,13 @@ def check_penalty(solver, penalty):
                          f"it takes --penalty {', '.join(d.penalties)}; solvers that do: {listing(others)}")
 
 
+def trains_nu(solver, task):
+    """Whether ``--nu`` with ``-s solver --task task`` trains the nu
+    formulation (LIBSVM's nu-SVC, nu-SVR: the Declaration's ``nu_tasks``)."""
+    d = REGISTRY.get(solver)
+    return d is not None and task in d.nu_tasks
+
+
 def check_sample_weights(solver, task, loss):
     """Raise ParameterError naming the alternatives unless ``solver`` takes row weights for ``task`` with ``loss``."""
     if declaration(solver).takes_sample_weights(task, loss):
@@ -134,6 +141,11 @@ def check_sample_weights(solver, task, loss):
 def trains_kernel_model(name, kernel_type=None):
     """Whether ``-s name`` with ``-t kernel_type`` (None: not given) trains a kernel model."""
     return declaration(name).trains_kernel_model(kernel_type)
+
+
+def precomputed_solvers():
+    """The solvers that take LIBSVM's precomputed kernels (-t 4)."""
+    return names(lambda d: d.precomputed)
 
 
 def kernel_solvers():

@@ -70,6 +70,8 @@ class Declaration:
       whatever ``-t``, linear kernel included) or "nonlinear" (a kernel
       model with ``-t`` other than 0, trained by ``kernelized``, which trains
       ``kernelized_tasks``: task -> losses, when not all of ``tasks``).
+    * ``precomputed``: it trains on LIBSVM's precomputed kernels (``-t 4``:
+      the data are kernel values, ``0:ID`` then K against every training row).
     * ``multiclass_cs``: the module of its Crammer-Singer problem (``--multiclass cs``).
     * ``sample_weights``: task -> the losses it takes row weights for (Python API).
     * ``options``: (TrainParams field, flag) of the options only this solver
@@ -84,6 +86,9 @@ class Declaration:
     * ``online``: its linear model can be updated a batch of rows at a time
       (:mod:`svmtrain.training.online`, the estimators' ``partial_fit``).
     * ``libsvm_summary``: svm-train ends its run with LIBSVM's lines (obj, rho, nSV, nBSV).
+    * ``nu_tasks``: the tasks where ``--nu`` trains the nu formulation
+      (LIBSVM's nu-SVC, nu-SVR): in classification nu replaces C (``-c``,
+      ``-w`` are refused), in regression it finds the tube width (``-p`` unused).
     * ``warm_up``: the runs that compile its kernels (``svm-train --precompile``):
       each a dict of TrainParams keywords, plus the tiny data's shape where it
       is not two classes of 48 rows and 7 features (``classes``, ``rows``,
@@ -100,6 +105,7 @@ class Declaration:
     kernel: str = "none"
     kernelized: str = None
     kernelized_tasks: dict = None
+    precomputed: bool = False
     multiclass_cs: str = None
     sample_weights: dict = field(default_factory=dict)
     options: tuple = ()
@@ -108,6 +114,7 @@ class Declaration:
     bias: bool = False
     online: bool = False
     libsvm_summary: bool = False
+    nu_tasks: tuple = ()
     warm_up: tuple = ()
     streamed: Streamed = None
     dask: dict = field(default_factory=dict)

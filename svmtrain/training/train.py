@@ -91,11 +91,15 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
     see :func:`svmtrain.solvers.dcd.dcd.fit`.
     """
     check_params(params)
+    precomputed = params.kernel_type == 4      # LIBSVM's -t 4: the data are kernel values, 0:ID first
     if not isinstance(data, Chunk):
         from ..io.reader import read_libsvm
         source = source or str(data)
-        data = read_libsvm(data)
+        data = read_libsvm(data, index_base=0 if precomputed else 1)
     source = source or "<data>"
+    if precomputed:
+        from ..mercer.precomputed import check_training
+        check_training(data, source)
     if data.weights is not None:
         data, params = weighted_rows(data, params)
     if data.n_rows == 0:
@@ -254,15 +258,44 @@ def cross_val_predict(data, params, folds, source=None):
     if folds > n:
         raise ParameterError(f"-v {folds}: more folds than the {n} training rows")
     fold_of = fold_assignment(data, params, folds, source)
-    pred = np.empty(n, np.float64)
     params = dataclasses.replace(params, probability=False)     # labels only: no sigmoids to fit
     d = data.n_features
+    pred = _solver_folds(data, params, fold_of, folds)
+    if pred is not None:
+        return pred
+    pred = np.empty(n, np.float64)
     for k in range(folds):
         train_rows = np.flatnonzero(fold_of != k)
         test_rows = np.flatnonzero(fold_of == k)
         model = train(take_rows(data, train_rows), params, log=None, n_features=d, source=source)
         pred[test_rows] = model.predict(take_rows(data, test_rows))
     return pred
+
+
+def _solver_folds(data, params, fold_of, folds):
+    """The out-of-fold predictions of a classification run by the solver's
+    own cross-validation, when its module has one (``CROSS_VALIDATION``,
+    "module:function", e.g. one kernel matrix shared by the folds): the
+    same folds (``fold_of``), each with its label order and ``-w`` checked
+    as :func:`train` checks them. None when the solver has none or declines,
+    and for the runs that :func:`train` treats apart (row weights,
+    --transduction, values too large), which then train fold by fold."""
+    from ..solvers import load
+    if params.task != CLASSIFICATION or data.weights is not None or params.transduction is not None:
+        return None
+    check_params(params)
+    solver = get_solver(params.solver, params.kernel_type, params.task, params.loss, params.multiclass)
+    hook = getattr(solver, "CROSS_VALIDATION", None)
+    if hook is None or first_too_large(data.values) >= 0:
+        return None
+    params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
+    splits = []
+    for k in range(folds):
+        train_rows = np.flatnonzero(fold_of != k)
+        order = label_order(data.labels[train_rows])
+        check_class_weights(params, order)
+        splits.append((train_rows, np.flatnonzero(fold_of == k), order))
+    return load(hook)(data, params, splits, data.n_features)
 
 
 def fold_assignment(data, params, folds, source=None):

@@ -13,10 +13,13 @@ DECLARATIONS = (
         name="smo", summary="sequential minimal optimisation, LIBSVM's exact solver (Fan et al. 2005)",
         module=M + "smo",
         tasks={"c": ("hinge",), "r": ("epsilon-insensitive",), "o": ("one-class",)}, kernel="always",
-        options=(("working_set", "--working-set"),), reads=("shrinking",), libsvm_summary=True,
+        options=(("working_set", "--working-set"),), reads=("shrinking",), libsvm_summary=True, precomputed=True,
+        nu_tasks=("c", "r"),    # --nu: nu-SVC, nu-SVR (LIBSVM's -s 1, -s 4; smo_nu)
         warm_up=({}, {"classes": 3, "kernel_type": 0}, {"task": "r"}, {"task": "o", "nu": 0.3},
+                 {"nu": 0.3}, {"task": "r", "nu": 0.3},
                  # the batched working sets (--working-set)
-                 {"working_set": 16}, {"working_set": 16, "task": "r"}, {"working_set": 16, "task": "o", "nu": 0.3}),
+                 {"working_set": 16}, {"working_set": 16, "task": "r"}, {"working_set": 16, "task": "o", "nu": 0.3},
+                 {"kernel_type": 4, "precomputed": True}),       # LIBSVM's precomputed kernels (-t 4)
     ),
     Declaration(
         name="norma", summary="NORMA, kernel online SGD with a truncated expansion (Kivinen et al. 2004)",

@@ -599,23 +599,30 @@ def run(y, C, p, index, alpha, G, G_bar, QD, act, eps, shrinking, max_steps, sta
         K_j = _row(index[j], js, slots, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
                    M, slot_of, owner, stamp, state, D, miss_rows, miss_slots)
         K_i = M[slot_of[index[i]]]   # still cached: i's row was the most recent before j's
-        a_i, a_j = alpha[i], alpha[j]
-        n_i, n_j = _pair(y[i], y[j], C[i], C[j], a_i, a_j, G[i], G[j], QD[i], QD[j],
-                         y[i] * y[j] * K_i[index[j]])
-        alpha[i] = n_i
-        alpha[j] = n_j
-        d_i = (n_i - a_i) * y[i]
-        d_j = (n_j - a_j) * y[j]
-        for q in range(m):
-            t = act[q]
-            r = index[t]
-            G[t] += y[t] * (K_i[r] * d_i + K_j[r] * d_j)
-        _bound_change(G_bar, y, index, K_i, y[i], C[i], a_i, n_i)
-        _bound_change(G_bar, y, index, K_j, y[j], C[j], a_j, n_j)
+        pair_step(y, C, alpha, G, G_bar, QD, index, act, m, i, j, K_i, K_j)
         taken += 1
     stats[ACTIVE] = m
     stats[STEPS] += taken
     return taken
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pair_step(y, C, alpha, G, G_bar, QD, index, act, m, i, j, K_i, K_j):
+    """LIBSVM's update of the pair (i, j) (rows K_i, K_j of their kernel
+    values by data row): the two alphas, G of the active variables act[:m],
+    and G_bar where an alpha reaches or leaves its bound."""
+    a_i, a_j = alpha[i], alpha[j]
+    n_i, n_j = _pair(y[i], y[j], C[i], C[j], a_i, a_j, G[i], G[j], QD[i], QD[j], y[i] * y[j] * K_i[index[j]])
+    alpha[i] = n_i
+    alpha[j] = n_j
+    d_i = (n_i - a_i) * y[i]
+    d_j = (n_j - a_j) * y[j]
+    for q in range(m):
+        t = act[q]
+        r = index[t]
+        G[t] += y[t] * (K_i[r] * d_i + K_j[r] * d_j)
+    _bound_change(G_bar, y, index, K_i, y[i], C[i], a_i, n_i)
+    _bound_change(G_bar, y, index, K_j, y[j], C[j], a_j, n_j)
 
 
 @njit(cache=True, nogil=True)
@@ -861,11 +868,12 @@ def _cholesky_drop(L, k, j):
 
 
 @njit(cache=True, nogil=True)
-def _newton_direction(y, G, face, k, L, u, w, d):
+def _newton_direction(yf, Gf, k, L, u, w, d):
     """d[:k] = the Newton step of the face's alphas (K_FF u + rho 1 = -y G,
-    1'u = 0, d = y u) from the factor L of K_FF."""
+    1'u = 0, d = y u) from the factor L of K_FF; ``yf``, ``Gf``: y and G of
+    the face's variables, in the face's order."""
     for a in range(k):
-        u[a] = -y[face[a]] * G[face[a]]
+        u[a] = -yf[a] * Gf[a]
         w[a] = 1.0
     _cholesky_solve(L, k, u)
     _cholesky_solve(L, k, w)
@@ -876,7 +884,21 @@ def _newton_direction(y, G, face, k, L, u, w, d):
         sw += w[a]
     rho = su / sw
     for a in range(k):
-        d[a] = y[face[a]] * (u[a] - rho * w[a])
+        d[a] = yf[a] * (u[a] - rho * w[a])
+
+
+@njit(cache=True, nogil=True)
+def _move_within(yf, Gf, index, M, slot_of, face, k, d):
+    """Gf[b] += yf[b] sum_a K(face[b], face[a]) yf[a] d[a] for b < k: the
+    face's own gradients after a move (O(k^2); the other active variables'
+    follow once, after the last round)."""
+    for a in range(k):
+        c = yf[a] * d[a]
+        if c == 0.0:
+            continue
+        row = M[slot_of[index[face[a]]]]
+        for b in range(k):
+            Gf[b] += yf[b] * row[index[face[b]]] * c
 
 
 @njit(cache=True, nogil=True)
@@ -915,25 +937,37 @@ def newton_face(y, C, alpha, G, G_bar, index, act, m, M, slot_of, max_free, max_
     round solves again without it. alpha stays feasible, the dual decreases
     at each step (a convex quadratic along a segment toward its minimum), G
     is kept for the active variables and G_bar for all (a variable reaching
-    C adds its row). Every kernel row must be resident (M[slot_of[r]]).
-    Does nothing when the first factorisation (k^3 / 6 multiply-adds for k
-    free variables) would exceed ``budget``, when more than ``max_free``
-    variables are free, or when ``max_free`` is 0. A (float64[>= k, >= k]),
-    face (int64), u, w, d (float64, >= max_free) are scratch. Returns the
-    rounds taken."""
+    C adds its row). A round updates the face's own gradients only (O(k^2));
+    the other active variables' G take the rounds' summed moves once at the
+    end (O(k m) in all, not a round). Every kernel row must be resident
+    (M[slot_of[r]]). Does nothing when the first factorisation (k^3 / 6
+    multiply-adds for k free variables) would exceed ``budget``, when more
+    than ``max_free`` variables are free, or when ``max_free`` is 0. A
+    (float64[>= k, >= k]), face (int64), u, w, d (float64, >= max_free) are
+    scratch. Returns the rounds taken."""
     if max_free <= 0:
         return 0
     k = _face(C, alpha, act, m, face, max_free)
-    if k == 0 or k * k * k // 6 > budget or not _factor_face(y, index, M, slot_of, face, k, A):
+    if k <= 0 or k * k * k // 6 > budget or not _factor_face(y, index, M, slot_of, face, k, A):
         return 0
+    first = face[:k].copy()             # the face at the start, and each one's summed move
+    moved = np.zeros(k)
+    at = np.arange(k)                   # position in ``first`` of each variable of the face
+    yf = np.empty(k)
+    Gf = np.empty(k)
+    for a in range(k):
+        yf[a] = y[face[a]]
+        Gf[a] = G[face[a]]
     rounds = 0
     while k > 0 and rounds < max_rounds:
         rounds += 1
-        _newton_direction(y, G, face, k, A, u, w, d)
+        _newton_direction(yf, Gf, k, A, u, w, d)
         block = _longest_step(C, alpha, face, k, d)
-        _move_face(y, index, G, act, m, M, slot_of, face, k, d)
+        for a in range(k):
+            moved[at[a]] += d[a]
         if block < 0:
             break
+        _move_within(yf, Gf, index, M, slot_of, face, k, d)
         v = face[block]
         if alpha[v] >= C[v]:
             row = M[slot_of[index[v]]]
@@ -942,5 +976,9 @@ def newton_face(y, C, alpha, G, G_bar, index, act, m, M, slot_of, max_free, max_
         _cholesky_drop(A, k, block)
         for a in range(block, k - 1):
             face[a] = face[a + 1]
+            at[a] = at[a + 1]
+            yf[a] = yf[a + 1]
+            Gf[a] = Gf[a + 1]
         k -= 1
+    _move_face(y, index, G, act, m, M, slot_of, first, first.shape[0], moved)
     return rounds

@@ -16,7 +16,8 @@ label), with more LIBSVM's one-vs-one vote. Regression: 2n variables
 (alpha, alpha*), the model's coefficients alpha - alpha* (``-p`` is the
 tube's epsilon). One-class: bound 1, sum alpha = nu n (``--nu``), started
 as LIBSVM starts it. Default kernel: RBF with gamma 1 / number of
-features, as LIBSVM.
+features, as LIBSVM. With ``--nu`` (classification, regression): nu-SVC
+and nu-SVR by LIBSVM's Solver_NU (:mod:`svmtrain.solvers.kernel.smo_nu`).
 
 LIBSVM's shrinking (``--shrinking``, on by default; LIBSVM's ``-h 0|1``)
 drops from the working-set search and the gradient updates the bounded
@@ -29,6 +30,7 @@ variables) solves the same dual by the batched decomposition of ThunderSVM
 and oneDAL instead (:mod:`svmtrain.solvers.kernel.smo_batched`); 2 keeps the pair
 steps above.
 """
+import contextlib
 import time
 
 import numpy as np
@@ -36,7 +38,7 @@ import numpy as np
 from ..._numba import options as opts
 from ...data.dataset import take_rows
 from ...errors import ParameterError
-from ...mercer.functions import RBF, Kernel
+from ...mercer.functions import PRECOMPUTED, RBF, Kernel
 from ...models.kernel import KernelModel
 from ...tasks import DEFAULT_EPSILON, DEFAULT_NU, ONE_CLASS, REGRESSION
 from . import _smo_kernels as K
@@ -47,6 +49,9 @@ from .smo_dual import dual_arrays, step_cap
 DEFAULTS = {"eps": 0.001}
 # --grid runs its C path at each gamma and fold, warm-started along C (smo_path.fold_correct)
 GRID_PATH = True
+# -v solves its folds over one kernel matrix of all the rows when it fits in -m (its hook: the
+# out-of-fold labels, or None to train fold by fold)
+CROSS_VALIDATION = "svmtrain.solvers.kernel.smo_path:cross_val_predict"
 STEPS_PER_CALL = 20000      # SMO steps between progress reports
 # --working-set's default: LIBSVM's pair steps (2) below BATCHED_MIN_VARS
 # variables, the batched decomposition of BATCHED_Q variables per round from
@@ -164,8 +169,9 @@ def _pair_steps(X, y, C, p, kernel, params, alpha, index, progress, n_features, 
     # (whole and unwatched: one call, its compact steps interrupted only for the Newton steps)
     chunk = NEWTON_EVERY if newton else max_iter if whole and progress is None else STEPS_PER_CALL
     # (threads() also starts numba's threading layer, which the parallel row
-    # kernel needs when it is reached from inside the compiled loop)
-    with threads(params):
+    # kernel needs when it is reached from inside the compiled loop; the
+    # serial loop needs none, and starting it costs a run 0.05-0.2 s)
+    with threads(params) if parallel else contextlib.nullcontext():
         _start_gradient(y, C, p, index, alpha, G, G_bar, point, parallel, args)
         while stats[K.OPTIMAL] == 0 and stats[K.STEPS] < max_iter:
             K.newton_face(y, C, alpha, G, G_bar, index, active, stats[K.ACTIVE], cache.M, cache.slot_of,
@@ -276,7 +282,8 @@ def solve_one_class(X, nu, kernel, params, progress=None, n_features=None):
 def train_model(data, order, problems, n_features, params, progress=None, log=None, monitor=None):
     """The KernelModel of ``params.task``: classification one-vs-one over
     the labels ``order`` (see the module doc), epsilon-SVR of the targets,
-    or the one-class SVM (LIBSVM's -s 0, 3, 2)."""
+    or the one-class SVM (LIBSVM's -s 0, 3, 2); with --nu, nu-SVC or nu-SVR
+    (LIBSVM's -s 1, 4: :mod:`svmtrain.solvers.kernel.smo_nu`)."""
     if monitor is not None:
         raise ParameterError("--trace does not trace -s smo")
     if params.bias >= 0:
@@ -285,6 +292,9 @@ def train_model(data, order, problems, n_features, params, progress=None, log=No
         raise ParameterError("--no-bias is not supported by -s smo (LIBSVM's C-SVC has a bias); "
                              "-s sbp --no-bias trains a kernel model without one")
     kernel = kernel_of(params, n_features)
+    if params.nu is not None and params.task != ONE_CLASS:      # nu-SVC, nu-SVR (LIBSVM's -s 1, -s 4)
+        from .smo_nu import train_model as nu_model
+        return nu_model(data, order, problems, n_features, params, kernel, progress, log)
     with threads(params):
         if params.task == REGRESSION:
             epsilon = DEFAULT_EPSILON if params.epsilon is None else float(params.epsilon)
@@ -310,10 +320,20 @@ def _single_model(data, order, coef, rho, res, kernel, n_features, params, log):
     """The one-column model of a regression or one-class run (support vectors: coef != 0)."""
     _log_result(log, res)
     used = np.flatnonzero(coef)
-    model = KernelModel(labels=order, SV=take_rows(data, used), coef=coef[used], b=[-rho], kernel=kernel,
+    model = KernelModel(labels=order, SV=support_vectors(data, used, kernel), coef=coef[used], b=[-rho], kernel=kernel,
                         n_features=n_features, solver="smo", task=params.task)
     model.fit_results = [res]
     return model
+
+
+def support_vectors(data, used, kernel):
+    """The model's support vectors: rows ``used`` of ``data``; with a
+    precomputed kernel (-t 4) their IDs only (``0:ID``, as LIBSVM's model files)."""
+    sv = take_rows(data, used)
+    if kernel.code == PRECOMPUTED:
+        from ...mercer.precomputed import id_rows
+        return id_rows(sv)
+    return sv
 
 
 def ovo_pairs(labels, order, params):
@@ -353,7 +373,7 @@ def _one_vs_one(data, order, kernel, n_features, params, progress, log):
         b[p] = -rho
         results.append(res)
     used = np.flatnonzero(np.any(coef != 0.0, axis=1))
-    model = KernelModel(labels=order, SV=take_rows(data, used), coef=coef[used], b=b, kernel=kernel,
+    model = KernelModel(labels=order, SV=support_vectors(data, used, kernel), coef=coef[used], b=b, kernel=kernel,
                         n_features=n_features, solver="smo", decision="ovo" if k > 2 else "ovr")
     model.fit_results = results
     return model

@@ -11,7 +11,8 @@ from ...mercer.functions import POLYNOMIAL, RBF, SIGMOID
 
 
 def diagonal(kernel, sq):
-    """K(x_i, x_i) of every row from its squared norm ``sq``."""
+    """K(x_i, x_i) of every row from its squared norm ``sq`` (a precomputed
+    kernel's cache keeps its diagonal there: the linear kernel's rule)."""
     if kernel.code == RBF:
         return np.ones_like(sq)
     if kernel.code == POLYNOMIAL:

@@ -26,15 +26,29 @@ which cuts the long ends of large C (on svmguide1 at gamma 2 and C = 2^15,
 The test rows' kernel values against the training rows (float64, as a
 model's prediction computes them) are computed once too when they fit,
 and each C's decision values are then a sum over its support vectors.
+
+``svm-train -s smo -v N`` (:func:`cross_val_predict`, the module's
+``CROSS_VALIDATION`` hook) is the same machinery at one C: the matrix of
+all the rows computed once when it fits in ``-m``, each fold's solves
+compact with the Newton steps, the test rows' decision values read from
+that matrix (:class:`MatrixScores`).
 """
+import copy
+import dataclasses
+import queue
+
+import numba
 import numpy as np
 
+from ..._numba import options as opts
 from ...data.dataset import take_rows
 from ...mercer.cache import KernelCache
 from ...mercer.functions import kernel_matrix, sq_norms
 from ...models.kernel import KernelModel
 from ..base import with_defaults
+from ...tasks import CLASSIFICATION
 from .smo import DEFAULTS, kernel_of, ovo_pairs, solve
+from ._smo_path_kernels import matrix_scores
 from .smo_batched import rows_per_fetch
 from .smo_dual import DualPoint
 
@@ -50,15 +64,16 @@ def kernel_budget_mb(params):
     return max(float(params.cache_mb), float(GRID_KERNEL_MB))
 
 
-def rows_kernel(data, params, n_features):
+def rows_kernel(data, params, n_features, budget_mb=None):
     """A filled KernelCache over every row of ``data`` at ``params``' kernel
-    when the whole matrix fits in the grid's budget (one matrix for all the
-    folds of a gamma: each fold's training rows are some of its rows), else None."""
-    if 4.0 * data.n_rows * data.n_rows > kernel_budget_mb(params) * (1 << 20):
+    when the whole matrix fits in ``budget_mb`` MB (default: the grid's
+    budget, :func:`kernel_budget_mb`; one matrix for all the folds of a
+    gamma: each fold's training rows are some of its rows), else None."""
+    budget_mb = kernel_budget_mb(params) if budget_mb is None else float(budget_mb)
+    if 4.0 * data.n_rows * data.n_rows > budget_mb * (1 << 20):
         return None
     kernel = kernel_of(with_defaults(params, DEFAULTS), n_features)
-    cache = KernelCache(data, kernel, kernel_budget_mb(params), max_batch=rows_per_fetch(n_features),
-                        n_features=n_features)
+    cache = KernelCache(data, kernel, budget_mb, max_batch=rows_per_fetch(n_features), n_features=n_features)
     cache.fill()
     return cache
 
@@ -73,17 +88,34 @@ def fold_correct(data, train_rows, test_rows, params, cs, n_features, order, row
     the previous C's solution (module doc). ``params.C`` is not read.
     ``rows_cache``: :func:`rows_kernel` of ``data`` at this gamma, shared
     with the other folds (else the fold's own matrix, or row cache)."""
+    truth = data.labels[np.asarray(test_rows, np.int64)]
+    correct = np.zeros(len(cs), np.int64)
+    for i, predicted in fold_predictions(data, train_rows, test_rows, params, cs, n_features, order, rows_cache):
+        correct[i] = np.count_nonzero(predicted == truth)
+    return correct
+
+
+def fold_predictions(data, train_rows, test_rows, params, cs, n_features, order, rows_cache=None):
+    """Yield (i, the labels predicted for ``test_rows``) for each bound C =
+    cs[i], in increasing order of C, by the C-SVC of :func:`fold_correct`
+    (the same solves; its arguments as there). With one C and
+    ``rows_cache`` (-v), the decision values come from that matrix
+    (:class:`MatrixScores`); else the test rows' kernel values are computed
+    (:class:`FoldScores`: against every training row once when several C
+    values share them, else against the support vectors)."""
     params = with_defaults(params, DEFAULTS)
     X = take_rows(data, train_rows)
     T = take_rows(data, test_rows)
     kernel = kernel_of(params, n_features)
     base, at, cache = _fold_kernel(data, X, train_rows, kernel, params, n_features, rows_cache)
-    scorer = FoldScores(kernel, T, X, sq_norms(X.indptr, X.values), kernel_budget_mb(params))
+    if rows_cache is not None and len(cs) == 1:
+        scorer = MatrixScores(rows_cache, at, np.asarray(test_rows, np.int64))
+    else:
+        scorer = FoldScores(kernel, T, X, sq_norms(X.indptr, X.values), kernel_budget_mb(params) if len(cs) > 1 else 0)
     model = _label_model(X, order, kernel, n_features)
     pairs = ovo_pairs(X.labels, order, params)
     points = [DualPoint() for _ in pairs]
     scores = np.zeros((T.n_rows, max(len(pairs), 1)))
-    correct = np.zeros(len(cs), np.int64)
     previous = None
     for i in np.argsort(cs, kind="stable"):
         C = float(cs[i])
@@ -95,8 +127,77 @@ def fold_correct(data, train_rows, test_rows, params, cs, n_features, order, row
             points[p] = start
             scores[:, p] = scorer.scores(rows, y * alpha, -rho)
         previous = C
-        correct[i] = np.count_nonzero(model.predict_from_scores(scores) == T.labels)
-    return correct
+        yield int(i), model.predict_from_scores(scores)
+
+
+def cross_val_predict(data, params, splits, n_features):
+    """``-v``'s out-of-fold labels of a C-SVC, every fold solved over one
+    kernel matrix of all the rows of ``data`` (:func:`rows_kernel`, computed
+    once), compact and with Newton steps (:func:`fold_predictions` at one
+    C): float64[data.n_rows], row i predicted by the model of the split
+    whose test rows hold it. ``splits``: (training rows, test rows, label
+    order of the training rows) per fold, the cold run's folds. The solves
+    are the same dual to the same ``-e`` as the fold-by-fold runs of
+    :func:`svmtrain.solvers.kernel.smo.train_model`, so the predictions are
+    theirs but where a decision value is within the solver's tolerance of 0.
+    None when this path does not apply (the caller then trains fold by
+    fold): another task than classification, ``--nu``, ``-B`` or
+    ``--no-bias`` (train_model refuses them), a kernel other than -t 0-3,
+    or a matrix larger than ``-m`` MB."""
+    params = with_defaults(params, DEFAULTS)
+    if (params.task != CLASSIFICATION or params.nu is not None or params.bias >= 0 or params.unreg_bias is False
+            or params.kernel_type not in (None, 0, 1, 2, 3)):
+        return None
+    rows_cache = rows_kernel(data, params, n_features, budget_mb=params.cache_mb)
+    if rows_cache is None:
+        return None
+    pred = np.empty(data.n_rows)
+    workers = fold_workers(params, len(splits))
+    one = dataclasses.replace(params, threads=1) if workers > 1 else params
+    views = queue.SimpleQueue()
+    for _ in range(workers):
+        views.put(_cache_view(rows_cache) if workers > 1 else rows_cache)
+
+    def fold(split):
+        train_rows, test_rows, order = split
+        view = views.get()
+        try:
+            C = one.resolved_C(len(train_rows))
+            _, pred[test_rows] = next(fold_predictions(data, train_rows, test_rows, one, [C], n_features, order,
+                                                       view))
+        finally:
+            views.put(view)
+
+    if workers == 1:
+        for split in splits:
+            fold(split)
+        return pred
+    from concurrent.futures import ThreadPoolExecutor
+    with opts.serial_kernels(), ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(fold, splits))
+    return pred
+
+
+def fold_workers(params, n_folds):
+    """How many folds of -v are solved at once: one (its kernels parallel
+    from their size on, as a training run's), or with ``--threads N`` given
+    N (at most the cores and the folds), each then on one thread with
+    serial kernels (no parallel region is launched from two threads, and
+    none starts numba's thread pool). (Not all cores by default: on the
+    2-core machine shared with other jobs, two folds at once took 1.0-1.7x
+    the CPU time and more wall time than one after the other, svmguide1's
+    points of grid.py's range.)"""
+    cores = int(numba.config.NUMBA_NUM_THREADS)
+    return max(1, min(int(params.threads or 1), cores, n_folds))
+
+
+def _cache_view(cache):
+    """A KernelCache over the same filled matrix as ``cache`` (read only: no
+    row is computed again) with its own hit counts and scratch buffers, for
+    one thread of folds."""
+    view = copy.copy(cache)
+    view.stamp, view.state, view.scratch = cache.stamp.copy(), cache.state.copy(), {}
+    return view
 
 
 def _fold_kernel(data, X, train_rows, kernel, params, n_features, rows_cache):
@@ -118,6 +219,27 @@ def _label_model(X, order, kernel, n_features):
     m = max(k * (k - 1) // 2, 1)
     return KernelModel(labels=order, SV=take_rows(X, np.empty(0, np.int64)), coef=np.zeros((0, m)),
                        b=np.zeros(m), kernel=kernel, n_features=n_features, decision="ovo" if k > 2 else "ovr")
+
+
+class MatrixScores:
+    """Decision values of the test rows ``test_rows`` of a filled kernel
+    cache over all the rows (:func:`rows_kernel`) for expansions over its
+    rows ``train_rows``: f(t) = sum_s coef_s K(t, x_s) + b with the cache's
+    float32 values, the ones the solver read (7 digits: a decision value
+    moves by at most about 1e-7 sum_s |coef_s|, far inside the solver's
+    ``-e``), gathered for the support vectors only: no kernel value is
+    computed again."""
+
+    def __init__(self, cache, train_rows, test_rows):
+        self.M, self.slot_of, self.train, self.test = cache.M, cache.slot_of, train_rows, test_rows
+
+    def scores(self, rows, coef, b):
+        """float64[len(test_rows)]: the decision values of coef[s] on training row train_rows[rows[s]], plus b."""
+        out = np.full(len(self.test), float(b))
+        sv = np.flatnonzero(coef)
+        if len(sv):
+            matrix_scores(self.M, self.slot_of, self.test, self.train[rows[sv]], np.ascontiguousarray(coef[sv]), out)
+        return out
 
 
 class FoldScores:

@@ -230,6 +230,36 @@ def columns_times_w(colptr, rowind, colval, w, out):
 
 # ---------------------------------------------------------------- CDN (-s 5)
 
+@njit(cache=True, nogil=True, inline="always")
+def _violation(g, wj, bound):
+    """(the violation of the optimality conditions of an L1-regularised
+    weight wj with loss derivative g, whether LIBLINEAR shrinks it: wj = 0
+    with g + 1 > bound and g - 1 < -bound, its violation then 0)."""
+    gp = g + 1.0
+    gn = g - 1.0
+    if wj == 0.0:
+        if gp < 0.0:
+            return -gp, False
+        if gn > 0.0:
+            return gn, False
+        return 0.0, gp > bound and gn < -bound
+    if wj > 0.0:
+        return abs(gp), False
+    return abs(gn), False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _soft_step(g, h, wj):
+    """The d that minimises g d + h d^2 / 2 + |wj + d| - |wj| (h > 0)."""
+    gp = g + 1.0
+    gn = g - 1.0
+    if gp < h * wj:
+        return -gp / h
+    if gn > h * wj:
+        return -gn / h
+    return -wj
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def cdn_run(colptr, rowind, yx, cost, w, b, xj_sq, free_last, eps, max_iter, n_steps, index, istate, fstate,
             rng):
@@ -283,29 +313,13 @@ def cdn_run(colptr, rowind, yx, cost, w, b, xj_sq, free_last, eps, max_iter, n_s
                 violation = abs(g)
                 d = -g / h
             else:
-                gp = g + 1.0
-                gn = g - 1.0
-                violation = 0.0
-                if wj == 0.0:
-                    if gp < 0.0:
-                        violation = -gp
-                    elif gn > 0.0:
-                        violation = gn
-                    elif gp > gmax_old / n and gn < -gmax_old / n:
-                        active -= 1
-                        index[s] = index[active]
-                        index[active] = j
-                        continue
-                elif wj > 0.0:
-                    violation = abs(gp)
-                else:
-                    violation = abs(gn)
-                if gp < h * wj:
-                    d = -gp / h
-                elif gn > h * wj:
-                    d = -gn / h
-                else:
-                    d = -wj
+                violation, shrink = _violation(g, wj, gmax_old / n)
+                if shrink:
+                    active -= 1
+                    index[s] = index[active]
+                    index[active] = j
+                    continue
+                d = _soft_step(g, h, wj)
             gmax_new = max(gmax_new, violation)
             gnorm1_new += violation
             s += 1
@@ -439,24 +453,12 @@ def glmnet_run(colptr, rowind, colval, negative, cost, w, wpd, exp_wx, exp_wx_ne
             if free_last and j == last:
                 violation = abs(gj)
             else:
-                gp = gj + 1.0
-                gn = gj - 1.0
-                violation = 0.0
-                wj = w[j]
-                if wj == 0.0:
-                    if gp < 0.0:
-                        violation = -gp
-                    elif gn > 0.0:
-                        violation = gn
-                    elif gp > gmax_old / n and gn < -gmax_old / n:
-                        active -= 1
-                        index[s] = index[active]
-                        index[active] = j
-                        continue
-                elif wj > 0.0:
-                    violation = abs(gp)
-                else:
-                    violation = abs(gn)
+                violation, shrink = _violation(gj, w[j], gmax_old / n)
+                if shrink:
+                    active -= 1
+                    index[s] = index[active]
+                    index[active] = j
+                    continue
             gmax_new = max(gmax_new, violation)
             gnorm1_new += violation
             s += 1
@@ -492,29 +494,13 @@ def glmnet_run(colptr, rowind, colval, negative, cost, w, wpd, exp_wx, exp_wx_ne
                     violation = abs(G)
                     z = -G / H
                 else:
-                    gp = G + 1.0
-                    gn = G - 1.0
-                    violation = 0.0
-                    if wj == 0.0:
-                        if gp < 0.0:
-                            violation = -gp
-                        elif gn > 0.0:
-                            violation = gn
-                        elif gp > qp_gmax_old / n and gn < -qp_gmax_old / n:
-                            qp_active -= 1
-                            index[s] = index[qp_active]
-                            index[qp_active] = j
-                            continue
-                    elif wj > 0.0:
-                        violation = abs(gp)
-                    else:
-                        violation = abs(gn)
-                    if gp < H * wj:
-                        z = -gp / H
-                    elif gn > H * wj:
-                        z = -gn / H
-                    else:
-                        z = -wj
+                    violation, shrink = _violation(G, wj, qp_gmax_old / n)
+                    if shrink:
+                        qp_active -= 1
+                        index[s] = index[qp_active]
+                        index[qp_active] = j
+                        continue
+                    z = _soft_step(G, H, wj)
                 qp_gmax_new = max(qp_gmax_new, violation)
                 qp_gnorm1_new += violation
                 s += 1

@@ -10,15 +10,74 @@ returned as the model's unregularised ``b``.
 import math
 import threading
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...errors import ParameterError
 from .._common import margins
-from ..base import csr_arrays, stopping
+from ..base import FitResult, csr_arrays, finish_w, stopping
 from . import _l1_kernels as K
 
 DEFAULT_EPS = 0.01          # LIBLINEAR's -e for -s 5 and -s 6
+
+
+@dataclass
+class Problem:
+    """One binary L1 problem as the kernels take it: the columns of X (with
+    the constant one, ``const``), the per-row costs C_i, the stopping rule."""
+    X: object
+    y: np.ndarray           # +1 / -1, float64
+    n_features: int
+    params: object
+    C: float
+    eps: float
+    max_iter: int
+    tol: float              # LIBLINEAR's relative tolerance (relative_tolerance)
+    const: bool
+    const_value: float
+    free: bool              # the constant coordinate's weight unregularised (-R)
+    colptr: np.ndarray
+    rowind: np.ndarray
+    colval: np.ndarray
+    cost: np.ndarray
+
+    @property
+    def w_size(self):
+        return len(self.colptr) - 1
+
+
+def problem(X, y, n_features, params, class_cost, default_max_iter, name):
+    """The :class:`Problem` of a fit call, after the checks (ParameterError
+    for bad class weights or labels outside {+1, -1})."""
+    eps, max_iter = check_params(params, class_cost, default_max_iter)
+    d = int(n_features)
+    y = np.ascontiguousarray(y, np.float64)
+    n = X.n_rows
+    if y.shape != (n,) or (n and not np.all((y == 1.0) | (y == -1.0))):
+        raise ParameterError(f"{name} needs labels y in {{+1, -1}}")
+    C = params.resolved_C(n)
+    const, const_value, free = constant_column(params)
+    colptr, rowind, colval = columns(X, d, const, const_value)
+    return Problem(X, y, d, params, C, eps, max_iter, relative_tolerance(eps, y), const, const_value, free,
+                   colptr, rowind, colval, row_costs(X, y, class_cost, C))
+
+
+def fit_result(prob, w, loss, n_iter, converged, log, note, info=()):
+    """The FitResult of base.py's contract from the kernels' ``w``: the C-form
+    primal |w|_1 + sum_i C_i loss(y_i s_i) (``loss`` maps the margins y s to
+    the losses), its lambda form as ``objective``, the nonzero weights; the
+    line ``#nonzeros/#features = ..., note`` to ``log``."""
+    d, params, n = prob.n_features, prob.params, prob.X.n_rows
+    w_ext, bias_b = split_w(w, d, params, prob.const, prob.free)
+    s = scores(prob.X, d, w_ext, bias_b, params)
+    primal_C = l1_norm(w_ext, params) + float(np.sum(prob.cost * loss(prob.y * s)))
+    nnz = nonzeros(w_ext, params)
+    if log is not None:
+        log(f"#nonzeros/#features = {nnz}/{d}, {note}")
+    info = {"primal_C_form": primal_C, "nnz": nnz, "n_iter": n_iter, **dict(info), "C": prob.C}
+    return FitResult(w=finish_w(w_ext, params), b=bias_b, n_iter=n_iter,
+                     objective=primal_C / (max(n, 1) * prob.C), converged=converged, info=info)
 
 
 def check_params(params, class_cost, default_max_iter):

@@ -23,11 +23,10 @@ import numpy as np
 
 from ...errors import ParameterError
 from .. import require_base
-from ..base import FitResult, drive, finish_w, warn_max_iter
+from ..base import drive, warn_max_iter
 from . import _l1_kernels as K
+from ._problem import fit_result, new_rng, problem, violation_sum
 from ._problem import path_start_c as _path_start_c
-from ._problem import (check_params, columns, constant_column, l1_norm, new_rng, nonzeros, relative_tolerance,
-                       row_costs, scores, split_w, violation_sum)
 
 DEFAULT_MAX_ITER = 1000     # LIBLINEAR's for -s 5
 DEFAULTS = {"penalty": "l1"}
@@ -55,22 +54,13 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     require_base("cdn", params)
     if monitor is not None:
         raise ParameterError("--trace does not trace -s cdn")
-    eps, max_iter = check_params(params, class_cost, DEFAULT_MAX_ITER)
-    d = int(n_features)
-    y = np.ascontiguousarray(y, np.float64)
-    n = X.n_rows
-    if y.shape != (n,) or (n and not np.all((y == 1.0) | (y == -1.0))):
-        raise ParameterError("cdn needs labels y in {+1, -1}")
-    C = params.resolved_C(n)
-    const, const_value, free = constant_column(params)
-    colptr, rowind, colval = columns(X, d, const, const_value)
-    cost = row_costs(X, y, class_cost, C)
-    yx = K.signed_values(rowind, colval, y)
-    xj_sq = K.column_sq_products(colptr, rowind, colval, cost)
-    w_size = len(colptr) - 1
+    prob = problem(X, y, n_features, params, class_cost, DEFAULT_MAX_ITER, "cdn")
+    colptr, rowind, cost, free, w_size = prob.colptr, prob.rowind, prob.cost, prob.free, prob.w_size
+    yx = K.signed_values(rowind, prob.colval, prob.y)
+    xj_sq = K.column_sq_products(colptr, rowind, prob.colval, cost)
 
     w = np.zeros(w_size, np.float64)
-    b = np.ones(n, np.float64)
+    b = np.ones(X.n_rows, np.float64)
     fstate = np.zeros(K.FSTATE, np.float64)
     fstate[K.GMAX_OLD] = np.inf
     fstate[K.GNORM1_INIT] = -1.0            # the first pass's
@@ -83,24 +73,16 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     istate = np.zeros(K.ISTATE, np.int64)
     istate[K.ACTIVE] = w_size
     rng = new_rng(params.seed)
-    tol = relative_tolerance(eps, y)
+    tol, max_iter = prob.tol, prob.max_iter
 
     converged = drive(lambda steps: K.cdn_run(colptr, rowind, yx, cost, w, b, xj_sq, free, tol, max_iter, steps,
                                               index, istate, fstate, rng),
-                      n, max_iter, progress,
+                      X.n_rows, max_iter, progress,
                       lambda: (int(istate[K.ITER]), f"violation {fstate[K.GNORM1]:.2e} "
                                                     f"(stop at {tol * max(fstate[K.GNORM1_INIT], 0):.2e})"))
     n_iter = int(istate[K.ITER])
     warn_max_iter(log, converged, max_iter)
     if warm_start is not None:
         warm_start["w"] = w.copy()
-
-    w_ext, bias_b = split_w(w, d, params, const, free)
-    s = scores(X, d, w_ext, bias_b, params)
-    primal_C = l1_norm(w_ext, params) + float(np.sum(cost * np.maximum(0.0, 1.0 - y * s) ** 2))
-    nnz = nonzeros(w_ext, params)
-    if log is not None:
-        log(f"#nonzeros/#features = {nnz}/{d}, line searches recomputed {int(istate[K.LS_FAIL])}")
-    info = {"primal_C_form": primal_C, "nnz": nnz, "n_iter": n_iter, "C": C}
-    return FitResult(w=finish_w(w_ext, params), b=bias_b, n_iter=n_iter, objective=primal_C / (max(n, 1) * C),
-                     converged=converged, info=info)
+    return fit_result(prob, w, lambda margin: np.maximum(0.0, 1.0 - margin) ** 2, n_iter, converged, log,
+                      f"line searches recomputed {int(istate[K.LS_FAIL])}")

@@ -23,11 +23,10 @@ Many weights are exactly 0: ``info["nnz"]`` counts the nonzero ones.
 import numpy as np
 
 from ...errors import ParameterError
-from ..base import FitResult, drive, finish_w, warn_max_iter
+from ..base import drive, warn_max_iter
 from . import _l1_kernels as K
+from ._problem import fit_result, new_rng, problem, violation_sum
 from ._problem import path_start_c as _path_start_c
-from ._problem import (check_params, columns, constant_column, l1_norm, new_rng, nonzeros, relative_tolerance,
-                       row_costs, scores, split_w, violation_sum)
 
 DEFAULT_MAX_ITER = 100      # LIBLINEAR's Newton iterations for -s 6
 DEFAULTS = {"penalty": "l1"}
@@ -49,19 +48,12 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     """
     if monitor is not None:
         raise ParameterError("--trace does not trace -s cdn")
-    eps, max_iter = check_params(params, class_cost, DEFAULT_MAX_ITER)
-    d = int(n_features)
-    y = np.ascontiguousarray(y, np.float64)
-    n = X.n_rows
-    if y.shape != (n,) or (n and not np.all((y == 1.0) | (y == -1.0))):
-        raise ParameterError("cdn needs labels y in {+1, -1}")
-    C = params.resolved_C(n)
-    const, const_value, free = constant_column(params)
-    colptr, rowind, colval = columns(X, d, const, const_value)
-    cost = row_costs(X, y, class_cost, C)
+    prob = problem(X, y, n_features, params, class_cost, DEFAULT_MAX_ITER, "cdn")
+    colptr, rowind, colval, cost, free, w_size = (prob.colptr, prob.rowind, prob.colval, prob.cost, prob.free,
+                                                  prob.w_size)
+    y, n = prob.y, X.n_rows
     negative = (y < 0).astype(np.uint8)
     xjneg_sum = K.column_products(colptr, rowind, colval, np.where(y < 0, cost, 0.0))
-    w_size = len(colptr) - 1
 
     w = np.zeros(w_size, np.float64)
     fstate = np.zeros(K.FSTATE, np.float64)
@@ -82,7 +74,7 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
     index = np.arange(w_size, dtype=np.int64)
     istate = np.zeros(K.ISTATE, np.int64)
     rng = new_rng(params.seed)
-    tol = relative_tolerance(eps, y)
+    tol, max_iter = prob.tol, prob.max_iter
     work = (np.empty(n), np.empty(n), np.empty(w_size), np.empty(w_size))
 
     converged = drive(lambda steps: K.glmnet_run(colptr, rowind, colval, negative, cost, w, wpd, exp_wx, work[0],
@@ -97,13 +89,5 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
         log("WARNING: reaching max number of inner iterations")
     if warm_start is not None:
         warm_start["w"] = w.copy()
-
-    w_ext, bias_b = split_w(w, d, params, const, free)
-    s = scores(X, d, w_ext, bias_b, params)
-    primal_C = l1_norm(w_ext, params) + float(np.sum(cost * np.logaddexp(0.0, -y * s)))
-    nnz = nonzeros(w_ext, params)
-    if log is not None:
-        log(f"#nonzeros/#features = {nnz}/{d}, #CD passes = {int(istate[K.INNER])}")
-    info = {"primal_C_form": primal_C, "nnz": nnz, "n_iter": n_iter, "cd_passes": int(istate[K.INNER]), "C": C}
-    return FitResult(w=finish_w(w_ext, params), b=bias_b, n_iter=n_iter, objective=primal_C / (max(n, 1) * C),
-                     converged=converged, info=info)
+    return fit_result(prob, w, lambda margin: np.logaddexp(0.0, -margin), n_iter, converged, log,
+                      f"#CD passes = {int(istate[K.INNER])}", {"cd_passes": int(istate[K.INNER])})

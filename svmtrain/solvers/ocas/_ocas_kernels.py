@@ -292,6 +292,31 @@ def gram_row_mixed_kernel(A, sp_start, sp_len, pidx, pval, k, a, nb, out):
 gram_row_mixed = by_blocks(gram_row_mixed_kernel, 7)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _difference_products(w_c, w_b, w_d, lo, hi, out):
+    """w_d[lo:hi] = w_c - w_b there; out = (w_c.w_c, w_d.w_d, w_b.w_d) over
+    [lo, hi), the last two from w_d itself (not as differences of dot
+    products, which cancel badly when w_c is close to w_b)."""
+    for q in range(lo, hi):
+        w_d[q] = w_c[q] - w_b[q]
+    out[0] = _dot(w_c, w_c, lo, hi)
+    out[1] = _dot(w_d, w_d, lo, hi)
+    out[2] = _dot(w_b, w_d, lo, hi)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _column_sums(part):
+    """The three column sums of part (nb x 3), rows added in order."""
+    scc = 0.0
+    sdd = 0.0
+    sbd = 0.0
+    for fb in range(part.shape[0]):
+        scc += part[fb, 0]
+        sdd += part[fb, 1]
+        sbd += part[fb, 2]
+    return scc, sdd, sbd
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
 def combine_mixed_kernel(A, sp_start, sp_len, pidx, pval, alpha, k, w_b, w_c, w_d, nb):
     """``combine_cuts`` over a buffer holding sparse cuts (see
@@ -318,19 +343,8 @@ def combine_mixed_kernel(A, sp_start, sp_len, pidx, pval, alpha, k, w_b, w_c, w_
                 w_c[pidx[t]] += aj * pval[t]
     for fb in prange(nb):
         lo, hi = _block(fb, nb, dd)
-        for q in range(lo, hi):
-            w_d[q] = w_c[q] - w_b[q]
-        part[fb, 0] = _dot(w_c, w_c, lo, hi)
-        part[fb, 1] = _dot(w_d, w_d, lo, hi)
-        part[fb, 2] = _dot(w_b, w_d, lo, hi)
-    scc = 0.0
-    sdd = 0.0
-    sbd = 0.0
-    for fb in range(nb):
-        scc += part[fb, 0]
-        sdd += part[fb, 1]
-        sbd += part[fb, 2]
-    return scc, sdd, sbd
+        _difference_products(w_c, w_b, w_d, lo, hi, part[fb])
+    return _column_sums(part)
 
 
 combine_mixed = by_blocks(combine_mixed_kernel, 10)
@@ -388,19 +402,8 @@ def combine_cuts_kernel(A, alpha, k, w_b, w_c, w_d, nb):
                 Aj = A[j]
                 for q in range(lo, hi):
                     w_c[q] += aj * Aj[q]
-        for q in range(lo, hi):
-            w_d[q] = w_c[q] - w_b[q]
-        part[fb, 0] = _dot(w_c, w_c, lo, hi)
-        part[fb, 1] = _dot(w_d, w_d, lo, hi)
-        part[fb, 2] = _dot(w_b, w_d, lo, hi)
-    scc = 0.0
-    sdd = 0.0
-    sbd = 0.0
-    for fb in range(nb):
-        scc += part[fb, 0]
-        sdd += part[fb, 1]
-        sbd += part[fb, 2]
-    return scc, sdd, sbd
+        _difference_products(w_c, w_b, w_d, lo, hi, part[fb])
+    return _column_sums(part)
 
 
 combine_cuts = by_blocks(combine_cuts_kernel, 6)

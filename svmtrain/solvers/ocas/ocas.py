@@ -36,8 +36,12 @@ Where the cuts and the points w_b, w_c live is the loop's ``form``:
 ``RowForm``, for wide data in memory (more than twice as many features as
 rows), keeps them as combinations of the rows (n-vectors), so that an
 iteration costs O(nnz + k n + d) and step 2 needs no data pass; the
-iterates are the same up to rounding. ``ocas_cs.CrammerSinger`` is the
-form and data side of the multi-class (Crammer-Singer) problem.
+iterates are the same up to rounding. A RowForm run turns into a
+DenseForm one (``RowForm.to_dense``, once) when the cuts turn out sparse:
+on real text the late cuts touch about 1 % of the features, and O(k n)
+then costs more than the dense form's sparse cuts and data pass
+(``switch_pays``). ``ocas_cs.CrammerSinger`` is the form and data side of
+the multi-class (Crammer-Singer) problem.
 
 Everything per example or per feature is a numba kernel in
 ``_ocas_kernels``; this loop does O(1) Python work per iteration. The loop
@@ -84,6 +88,16 @@ CUT_RESERVE_BYTES = 2 << 30  # initial address space reserved for the cut buffer
 MIN_NNZ_PER_THREAD = 50000  # small problems use fewer threads (see _threads_for)
 DELTA_REFRESH = 32       # recompute a cut from scratch after this many incremental ones
 SPARSE_CUT = 2           # DenseForm stores a cut sparse when it touches at most 1/SPARSE_CUT of the features
+# RowForm turns into DenseForm when the dense form's estimated work per
+# iteration times SWITCH_MARGIN is below the row form's (see switch_pays;
+# the switch itself costs one pass over the violators' rows a stored cut).
+# Issue 33's text-like set (gen_synthetic.bag_of_words, 12,779 rows, 62,061
+# features, the late cuts 2,000-3,000 features), one thread, loaded machine:
+# the row form alone 3.9 s, the dense form alone 2.0 s, the switch at
+# margin 1.5 (iteration 114) 2.5-2.7 s, 1.0 (71) 1.9-2.3 s, 0.6 (43)
+# 1.8-2.5 s; a real docstring corpus (27,900 rows, 226,188 features, 23
+# iterations) stays in rows (0.84 s against 1.26 s dense).
+SWITCH_MARGIN = 1.0
 
 EXIT_TOLREL = "TolRel"
 EXIT_TOLABS = "TolAbs"
@@ -134,6 +148,23 @@ class _Cuts:
 
     def has_sparse(self):
         return bool((self.sp_len[:self.k] >= 0).any())
+
+    def moved_to(self, other, vectors):
+        """``other`` (an empty buffer of another width) holding these k cuts:
+        the same offsets, Gram matrix, duals and ages, cut j's vector
+        ``vectors(j)`` (stored by density)."""
+        k = self.k
+        while other.cap < k:
+            other._grow()
+        other.k = k
+        other.H[:k, :k] = self.H[:k, :k]
+        for name in ("b", "alpha", "last_active", "born", "hrow"):
+            getattr(other, name)[:k] = getattr(self, name)[:k]
+        other.n_dropped, other.n_merged = self.n_dropped, self.n_merged
+        for j in range(k):          # (k cuts, each one data pass in vectors())
+            a = vectors(j)
+            other.put(j, a, int(np.count_nonzero(a)))
+        return other
 
     def put(self, slot, a, nnz):
         """Store the dense cut ``a`` (nnz nonzeros) in ``slot``: sparse when
@@ -331,9 +362,11 @@ class RowForm:
     ``data`` is a LocalData over one in-memory Chunk (``cut_coefficients``
     and ``outputs_of``)."""
 
-    def __init__(self, data, n, dim, cut_limit, nb):
-        self.data, self.nb, self.dim = data, nb, dim
+    def __init__(self, data, n, dim, cut_limit, nb, switch=True):
+        self.data, self.nb, self.dim, self.n = data, nb, dim, n
+        self.cut_limit, self.switch = cut_limit, switch
         self.cuts = _Cuts((n, n), cut_limit, nb)
+        self.cut_nnz = np.zeros(cut_limit, np.int64)    # the features each stored cut touches
         self.g_b = _zeros(n)
         self.g_d = _zeros(n)
         self.u = _zeros(n)
@@ -368,15 +401,37 @@ class RowForm:
 
     def add_cut(self, bval, it):
         data = self.data
-        data.outputs_of(data.cut(), self.u)
+        a = data.cut()
+        nnz = int(np.count_nonzero(a))
+        data.outputs_of(a, self.u)
         g = data.cut_coefficients()
         G, U = self.cuts.stores
 
         def fill(slot, k, hrow):
             G[slot] = g
             U[slot] = self.u
+            self.cut_nnz[slot] = nnz
             K.rows_dot(G, k, self.u, self.nb, hrow)
         return self.cuts.add(fill, bval, it)
+
+    def next_form(self):
+        """This form, or (once the cuts are sparse enough that
+        :func:`switch_pays`) a DenseForm holding the same cuts and w_b."""
+        c = self.cuts
+        if self.switch and switch_pays(self.cut_nnz[:c.k], c.alpha[:c.k] > 0.0, self.n, self.dim,
+                                       self.data.X.nnz):
+            return self.to_dense()
+        return self
+
+    def to_dense(self):
+        """A DenseForm at the same point: w_b = s0 w0 + X~' g_b, every cut
+        a_j = X~' G[j] (one data pass a cut), the same H, b and alpha (so
+        the next iterates are this form's up to rounding)."""
+        dense = DenseForm(self.data, self.dim, self.cut_limit, self.nb)
+        dense.w_b[:] = self.w()
+        G = self.cuts.stores[0]
+        self.cuts.moved_to(dense.cuts, lambda j: self.data.combination(G[j], _zeros(self.dim)))
+        return dense
 
     def w(self):
         """w_b = s0 w0 + X~' g_b (a new array)."""
@@ -420,7 +475,9 @@ def fit(X, y, n_features, params, progress=None, log=None, class_cost=(1.0, 1.0)
         warm_start=None, cut_form=None):
     """Train one binary linear SVM (hinge loss) by OCAS; see the module doc.
     ``warm_start``: see :func:`solve`. ``cut_form``: "dense", "rows" (in
-    memory only) or None, which picks by :func:`rows_pay`.
+    memory only) or None, which picks by :func:`rows_pay` and lets a row
+    form turn dense when :func:`switch_pays` (``info["cut_form"]`` says
+    which form ended the run).
 
     ``X`` is a Chunk or a chunk source (:mod:`svmtrain.data.chunk_source`); from a
     source each iteration reads every block once for the outputs and the
@@ -508,10 +565,11 @@ class LocalData:
         return self.cw * self.y * self.viol
 
     def combination(self, g, out):
-        """out += sum_i g_i x_i (the constant feature B included); returns out."""
+        """out += sum_i g_i x_i (the constant feature B included; the rows
+        with g_i = 0 are not read); returns out."""
         b = self.X.bounds
         ones = np.ones(self.X.n_rows)
-        flags = np.ones(self.X.n_rows, np.int8)
+        flags = (g != 0.0).astype(np.int8)
         for j, c in self.X.blocks():
             r = slice(b[j], b[j + 1])
             K.scatter_cut(c.indptr, c.indices, c.values, self.B, g[r], ones[r], flags[r], self.prev[r], False,
@@ -584,6 +642,20 @@ def rows_pay(X, n_features):
     return X.n_blocks == 1 and 2 * X.n_rows < n_features + 1
 
 
+def switch_pays(cut_nnz, active, n, dim, nnz):
+    """Whether RowForm's work per iteration over the k stored cuts (touching
+    ``cut_nnz`` features each; ``active``: alpha_j > 0) exceeds SWITCH_MARGIN
+    times DenseForm's: k n for the new cut's Gram row and 2 n per active
+    cut for the combination, against min(nnz_j, dim) per cut for the Gram
+    row and per active cut for the combination (sparse cuts), nnz for the
+    data pass that gives the outputs of w_d, and four passes over the
+    d-vectors."""
+    k = len(cut_nnz)
+    touched = np.minimum(cut_nnz, dim)
+    dense = int(touched.sum()) + int(touched[active].sum()) + nnz + 4 * dim
+    return SWITCH_MARGIN * dense < (k + 2 * int(np.count_nonzero(active))) * n
+
+
 def _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration=None, warm_start=None,
          cut_form=None):
     t0 = time.perf_counter()
@@ -598,11 +670,12 @@ def _fit(X, y, n_features, params, progress, log, class_cost, nb, on_iteration=N
     data = LocalData(X, y, cw, kernel_bias(params), dim, nb)
     if cut_form not in (None, "dense", "rows"):
         raise ValueError(f"cut_form must be dense or rows (got {cut_form})")
-    if cut_form is None:
+    auto = cut_form is None
+    if auto:
         cut_form = "rows" if rows_pay(X, n_features) else "dense"
     if cut_form == "rows" and X.n_blocks != 1:
         raise ValueError("cut_form rows needs the data in memory")
-    form = RowForm(data, n, dim, _cut_limit(params), nb) if cut_form == "rows" else None
+    form = RowForm(data, n, dim, _cut_limit(params), nb, switch=auto) if cut_form == "rows" else None
     return solve(data, n, dim, params, progress, log, nb, t0, on_iteration, warm_start, form)
 
 
@@ -612,7 +685,9 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
     any object with its methods (line_search, loss_at_end, move, cut).
     ``on_iteration(w_b, it, Q_D)``, if given, is called after every iteration.
     ``form`` holds the cuts and the points w_b, w_c: a DenseForm over
-    ``data`` (the default) or a RowForm.
+    ``data`` (the default), a RowForm, or any object with their methods;
+    after each cut a form with a ``next_form()`` method is replaced by what
+    it returns (a RowForm hands over to a DenseForm there).
 
     ``warm_start``: a dict owned by the caller for a path of C values on the
     same rows (``-C``): when it holds ``"w"`` (a solution at another C, the
@@ -638,6 +713,7 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
     exit_reason = EXIT_MAXITER
     converged = False
     qp_steps_total = 0
+    switched_at = None          # the iteration after which a RowForm turned dense
     while True:
         it += 1
         neg_f, steps, active = _reduced_dual(cuts, it, Q_P, gap_prev, lim)
@@ -660,7 +736,12 @@ def solve(data, n, dim, params, progress=None, log=None, nb=1, t0=None, on_itera
         if not form.add_cut(bsum, it):
             exit_reason = EXIT_CUTBUFFER
             break
-    loop = {"qp_steps": qp_steps_total, "threads": nb, "history": history, "exit": exit_reason}
+        following = form.next_form() if hasattr(form, "next_form") else form
+        if following is not form:
+            switched_at = it
+        form, cuts = following, following.cuts
+    loop = {"qp_steps": qp_steps_total, "threads": nb, "history": history, "exit": exit_reason,
+            "cut_form": "rows" if isinstance(form, RowForm) else "dense", "switched_at": switched_at}
     return _result(form, warm_start, params, n, it, converged, Q_P, Q_D, loop, t0)
 
 

@@ -35,6 +35,14 @@ is summed, for the other rows, from the products x_i.d that the CG steps'
 Hessian-vector products compute anyway (X s = sum_k alpha_k X d_k), so
 only the rows left out take a pass of their own.
 
+For a path of C values with few features (-C, ``tron_primal.Problem``
+with ``gram``), the squared hinge's Hessian is I + 2 C sum over the active
+rows of s_i x_i x_i^T (c_i = C s_i): the caller keeps that sum G (and
+sum s_i y_i x_i, so g = w + 2 C (G w - r) at z = X w) from one C to the
+next, updated by the rows that enter or leave the active set. Every H v
+and g then costs n_vars^2 and an iteration passes over the rows once (X s
+for the line search): the same iterations and CG steps up to rounding.
+
 ``tests/naive_newton.py`` is the plain-NumPy twin (tests/test_tron_primal.py).
 """
 import math
@@ -42,7 +50,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._common import row_axpy, row_dot
+from .._common import _U, row_axpy, row_dot
 
 LOSS_SQUARED_HINGE = 0
 LOSS_LOG = 1
@@ -133,12 +141,33 @@ def _terms_after_trial(loss, y, cost, z, ev, u, D, active):
 
 
 @njit(cache=True, nogil=True)
-def _grad(indptr, indices, values, B, w, u, active, n_active, g):
-    """g = w + sum over the active rows of u_i x_i."""
-    g[:] = w
+def _grad_and_preconditioner(indptr, indices, values, B, w, u, D, active, n_active, g, M, xtu, dsq):
+    """xtu = sum over the active rows of u_i x_i and dsq_j = sum_i D_i x_ij^2
+    in one pass over the rows, then g = w + xtu and the preconditioner
+    M = (1 - ALPHA_PCG) + ALPHA_PCG (1 + dsq) (see :func:`_from_sums`)."""
+    xtu[:] = 0.0
+    dsq[:] = 0.0
+    last = M.shape[0] - 1
     for k in range(n_active):
         i = active[k]
-        row_axpy(indptr, indices, values, i, u[i], g, B)
+        ui = u[i]
+        di = D[i]
+        xtu[last] += ui * B
+        dsq[last] += di * B * B
+        for p in range(_U(indptr[i]), _U(indptr[i + 1])):
+            j = _U(indices[p])
+            v = values[p]
+            xtu[j] += ui * v
+            dsq[j] += di * v * v
+    _from_sums(w, xtu, dsq, 1.0, g, M)
+
+
+@njit(cache=True, nogil=True)
+def _from_sums(w, xtu, dsq, ratio, g, M):
+    """g = w + ratio xtu, M = (1 - ALPHA_PCG) + ALPHA_PCG (1 + ratio dsq)."""
+    for j in range(w.shape[0]):
+        g[j] = w[j] + ratio * xtu[j]
+        M[j] = (1.0 - ALPHA_PCG) + ALPHA_PCG * (1.0 + ratio * dsq[j])
 
 
 @njit(cache=True, nogil=True)
@@ -156,25 +185,117 @@ def _hess_vec(indptr, indices, values, B, D, active, n_active, v, out, xv):
 
 
 @njit(cache=True, nogil=True)
-def _preconditioner(indptr, indices, values, B, D, active, n_active, M):
-    """M = (1 - ALPHA_PCG) + ALPHA_PCG (1 + sum_i D_i x_ij^2), per feature j."""
-    M[:] = 1.0
-    last = M.shape[0] - 1
-    for k in range(n_active):
-        i = active[k]
-        di = D[i]
-        M[last] += di * B * B
-        for p in range(indptr[i], indptr[i + 1]):
-            M[indices[p]] += di * values[p] * values[p]
-    for j in range(M.shape[0]):
-        M[j] = (1.0 - ALPHA_PCG) + ALPHA_PCG * M[j]
+def _add_row(indptr, indices, values, B, i, si, yi, G, r):
+    """G += si x_i x_i^T (its upper triangle: G[j, k] for j <= k) and
+    r += si y_i x_i, the constant feature B last; the row's features may
+    come in any order."""
+    last = G.shape[0] - 1
+    a = _U(indptr[i])
+    b = _U(indptr[i + 1])
+    for p in range(a, b):
+        jp = _U(indices[p])
+        vp = si * values[p]
+        r[jp] += yi * vp
+        G[jp, last] += vp * B
+        for q in range(p, b):
+            jq = _U(indices[q])
+            if jq >= jp:
+                G[jp, jq] += vp * values[q]
+            else:
+                G[jq, jp] += vp * values[q]
+    G[last, last] += si * B * B
+    r[last] += si * yi * B
 
 
 @njit(cache=True, nogil=True)
-def _pcg(indptr, indices, values, B, D, active, n_active, g, M, s, r, d, Hd, zv, xs, xd, eps_cg):
+def _mirror(G):
+    """The lower triangle of G from its upper one."""
+    for j in range(G.shape[0]):
+        for k in range(j):
+            G[j, k] = G[k, j]
+
+
+@njit(cache=True, nogil=True)
+def _build(indptr, indices, values, B, y, scale, in_G, G, r):
+    """G = sum s_i x_i x_i^T and r = sum s_i y_i x_i over the rows with in_G[i]."""
+    G[:, :] = 0.0
+    r[:] = 0.0
+    for i in range(y.shape[0]):
+        if in_G[i]:
+            _add_row(indptr, indices, values, B, i, scale[i], y[i], G, r)
+    _mirror(G)
+
+
+@njit(cache=True, nogil=True)
+def gram(indptr, indices, values, B, y, scale, n_vars):
+    """(G, r) of the squared hinge's Gram form over all rows: G = sum_i s_i
+    x_i x_i^T (``n_vars`` x ``n_vars``, the constant feature B last,
+    symmetric) and r = sum_i s_i y_i x_i, for the row costs s_i =
+    ``scale`` at C = 1 (at w = 0 every row is active). Costs sum_i nnz_i
+    (nnz_i + 1) / 2 multiply-adds."""
+    G = np.empty((n_vars, n_vars), np.float64)
+    r = np.empty(n_vars, np.float64)
+    _build(indptr, indices, values, B, y, scale, np.ones(y.shape[0], np.uint8), G, r)
+    return G, r
+
+
+@njit(cache=True, nogil=True)
+def _sync_gram(indptr, indices, values, B, y, scale, D, in_G, G, r, flips):
+    """Make G and r the sums over the active rows (D_i > 0) again: each row
+    that entered or left the active set since the last call is added or
+    taken out (sum nnz_i (nnz_i + 1) / 2 over those rows); once more rows
+    have moved than there are rows (``flips[0]`` counts them) the sums are
+    rebuilt from the active rows, so rounding does not pile up."""
+    n = y.shape[0]
+    moved = 0
+    for i in range(n):
+        act = D[i] > 0.0
+        if act != (in_G[i] != 0):
+            _add_row(indptr, indices, values, B, i, scale[i] if act else -scale[i], y[i], G, r)
+            in_G[i] = 1 if act else 0
+            moved += 1
+    if moved == 0:
+        return
+    flips[0] += moved
+    if flips[0] > n:
+        _build(indptr, indices, values, B, y, scale, in_G, G, r)
+        flips[0] = 0
+    else:
+        _mirror(G)
+
+
+@njit(cache=True, nogil=True)
+def _grad_and_preconditioner_gram(w, G, r, c2, g, M):
+    """The squared hinge's g and M of :func:`_grad_and_preconditioner` from
+    the active rows' Gram form (``c2`` = 2 C, z = X w): g = w + c2 (G w - r),
+    M = (1 - ALPHA_PCG) + ALPHA_PCG (1 + c2 diag(G)); no pass over the rows."""
+    nv = w.shape[0]
+    for j in range(nv):
+        t = 0.0
+        for k in range(nv):
+            t += G[j, k] * w[k]
+        g[j] = w[j] + c2 * (t - r[j])
+        M[j] = (1.0 - ALPHA_PCG) + ALPHA_PCG * (1.0 + c2 * G[j, j])
+
+
+@njit(cache=True, nogil=True)
+def _hess_vec_gram(G, c2, v, out):
+    """The squared hinge's H v from the active rows' Gram form: v + c2 G v."""
+    nv = v.shape[0]
+    for j in range(nv):
+        t = 0.0
+        for k in range(nv):
+            t += G[j, k] * v[k]
+        out[j] = v[j] + c2 * t
+
+
+@njit(cache=True, nogil=True)
+def _pcg(indptr, indices, values, B, D, active, n_active, g, M, s, r, d, Hd, zv, xs, xd, eps_cg,
+         use_gram, G, c2):
     """Preconditioned CG on H s = -g (LIBLINEAR's stopping rule on the
     quadratic model); s and r = -g - H s filled, and xs_i = x_i.s for the
-    active rows (summed from the products H d needs); returns the CG steps."""
+    active rows (summed from the products H d needs); returns the CG steps.
+    ``use_gram``: H d from the active rows' Gram form (:func:`_hess_vec_gram`), xs not filled."""
     nv = g.shape[0]
     zTr = 0.0
     for j in range(nv):
@@ -183,14 +304,18 @@ def _pcg(indptr, indices, values, B, D, active, n_active, g, M, s, r, d, Hd, zv,
         zv[j] = r[j] / M[j]
         d[j] = zv[j]
         zTr += zv[j] * r[j]
-    for k in range(n_active):
-        xs[active[k]] = 0.0
+    if not use_gram:
+        for k in range(n_active):
+            xs[active[k]] = 0.0
     cgtol = min(eps_cg, math.sqrt(math.sqrt(zTr)))
     Q = 0.0
     steps = 0
     while steps < max(nv, 5):
         steps += 1
-        _hess_vec(indptr, indices, values, B, D, active, n_active, d, Hd, xd)
+        if use_gram:
+            _hess_vec_gram(G, c2, d, Hd)
+        else:
+            _hess_vec(indptr, indices, values, B, D, active, n_active, d, Hd, xd)
         dHd = 0.0
         for j in range(nv):
             dHd += d[j] * Hd[j]
@@ -204,9 +329,10 @@ def _pcg(indptr, indices, values, B, D, active, n_active, g, M, s, r, d, Hd, zv,
             r[j] -= alpha * Hd[j]
             sr += s[j] * r[j]
             sg += s[j] * g[j]
-        for k in range(n_active):
-            i = active[k]
-            xs[i] += alpha * xd[i]
+        if not use_gram:
+            for k in range(n_active):
+                i = active[k]
+                xs[i] += alpha * xd[i]
         newQ = -0.5 * (sr - sg)
         Qdiff = newQ - Q
         if newQ <= 0.0 and Qdiff <= 0.0:
@@ -227,6 +353,22 @@ def _pcg(indptr, indices, values, B, D, active, n_active, g, M, s, r, d, Hd, zv,
 
 
 @njit(cache=True, nogil=True)
+def _gradient(indptr, indices, values, B, y, z, w, u, D, active, n_active, g, M, xtu, dsq, gram_state, c2):
+    """g and M at w (u, D and the active rows at z = X w made), from the
+    active rows' Gram form when there is one (``gram_state`` = (G, r, in_G,
+    scale, flips) with a non-empty G, brought up to date first); returns
+    whether it did (the iteration's CG then uses it too). Otherwise xtu and
+    dsq hold the passes' sums (:func:`_grad_and_preconditioner`)."""
+    G, r, in_G, scale, flips = gram_state
+    if G.shape[0] == w.shape[0]:
+        _sync_gram(indptr, indices, values, B, y, scale, D, in_G, G, r, flips)
+        _grad_and_preconditioner_gram(w, G, r, c2, g, M)
+        return True
+    _grad_and_preconditioner(indptr, indices, values, B, w, u, D, active, n_active, g, M, xtu, dsq)
+    return False
+
+
+@njit(cache=True, nogil=True)
 def grad_norm_at_zero(indptr, indices, values, B, y, cost, loss, n_vars):
     """|grad f(0)| for w of ``n_vars`` entries: at w = 0 every row has
     u_i = -2 c_i y_i (squared hinge) or -c_i y_i / 2 (logistic)."""
@@ -238,7 +380,8 @@ def grad_norm_at_zero(indptr, indices, values, B, y, cost, loss, n_vars):
 
 
 @njit(cache=True, nogil=True)
-def newton_run(indptr, indices, values, B, y, cost, loss, w, z, z_known, eps, gnorm0, max_iter):
+def newton_run(indptr, indices, values, B, y, cost, loss, w, z, z_known, eps, gnorm0, max_iter, G, r_gram, in_G,
+               scale, flips, gram_c, carry):
     """Minimise f from ``w`` (updated in place) until |grad f(w)| <= eps
     gnorm0 or another stop of the module doc; gnorm0 is |grad f(0)|
     (:func:`grad_norm_at_zero`), computed here when given <= 0 (one entry
@@ -246,7 +389,27 @@ def newton_run(indptr, indices, values, B, y, cost, loss, w, z, z_known, eps, gn
     (n entries) holds X w on return, and on entry too when ``z_known`` (a
     path of C values resumes from the previous C's w and X w: no pass to
     recompute it). Returns (status, Newton iterations, CG steps, f,
-    |grad f|, gnorm0)."""
+    |grad f|, gnorm0).
+
+    ``G``, ``r_gram``, ``in_G``, ``scale``, ``flips``: the squared hinge's
+    Gram form (-C's Problems; kept by the caller from one C to the next,
+    ``cost`` = ``gram_c`` ``scale``; built here, as :func:`gram` builds it,
+    when ``flips[0]`` < 0): G and r_gram hold
+    sum s_i x_i x_i^T and sum s_i y_i x_i over the rows marked in in_G,
+    brought up to the active rows at each iteration (:func:`_sync_gram`), so
+    g, the preconditioner and every H v take no pass over the rows, and an
+    iteration passes over them once, for X s (the same steps up to
+    rounding). With an empty G (0 x 0), the passes of LIBLINEAR's method.
+
+    ``carry`` (2 n_vars + 2 entries, or none): on return, this solve's C
+    (``gram_c``), loss sum, X^T u and sum D x^2 at the returned w (C 0 when
+    they are not known: the Gram form's last gradient); on entry, when its
+    C is > 0 and ``z_known`` (the same w and z, untouched since), the
+    first gradient and preconditioner are those sums times gram_c / that C
+    (u, D and the loss are linear in the costs: for the path's doubling of
+    C the very numbers a pass would give), so a C where the warm start
+    already meets the stop takes no pass over the data.
+    """
     n = y.shape[0]
     nv = w.shape[0]
     if gnorm0 <= 0.0:
@@ -271,21 +434,54 @@ def newton_run(indptr, indices, values, B, y, cost, loss, w, z, z_known, eps, gn
     wTw = 0.0
     for j in range(nv):
         wTw += w[j] * w[j]
-    lsum, n_active = _terms(loss, y, cost, z, u, D, active)
-    f = lsum + 0.5 * wTw
-    _grad(indptr, indices, values, B, w, u, active, n_active, g)
-    gnorm = math.sqrt(np.sum(g * g))
-    if gnorm <= eps * gnorm0:
-        return CONVERGED, 0, 0, f, gnorm, gnorm0
+    xtu = np.empty(nv, np.float64)
+    dsq = np.empty(nv, np.float64)
+    if loss != LOSS_SQUARED_HINGE:
+        G = G[:0, :0]
+    elif G.shape[0] == nv and flips[0] < 0:       # not built yet: every row's sums
+        in_G[:] = 1
+        _build(indptr, indices, values, B, y, scale, in_G, G, r_gram)
+        flips[0] = 0
+    gram_state = (G, r_gram, in_G, scale, flips)
+    c2 = 2.0 * gram_c
+    keeps = carry.shape[0] == 2 * nv + 2
+    if keeps and z_known and carry[0] > 0.0 and G.shape[0] != nv:
+        ratio = gram_c / carry[0]                 # the sums at the previous C, scaled
+        lsum = ratio * carry[1]
+        for j in range(nv):
+            xtu[j] = carry[2 + j]
+            dsq[j] = carry[2 + nv + j]
+        _from_sums(w, xtu, dsq, ratio, g, M)
+        for j in range(nv):
+            xtu[j] *= ratio
+            dsq[j] *= ratio
+        f = lsum + 0.5 * wTw
+        gnorm = math.sqrt(np.sum(g * g))
+        if gnorm <= eps * gnorm0:
+            _keep(carry, gram_c, lsum, xtu, dsq, False)
+            return CONVERGED, 0, 0, f, gnorm, gnorm0
+        n_active = _terms(loss, y, cost, z, u, D, active)[1]
+        by_gram = False
+    else:
+        lsum, n_active = _terms(loss, y, cost, z, u, D, active)
+        f = lsum + 0.5 * wTw
+        by_gram = _gradient(indptr, indices, values, B, y, z, w, u, D, active, n_active, g, M, xtu, dsq,
+                            gram_state, c2)
+        gnorm = math.sqrt(np.sum(g * g))
+        if gnorm <= eps * gnorm0:
+            if keeps:
+                _keep(carry, gram_c, lsum, xtu, dsq, by_gram)
+            return CONVERGED, 0, 0, f, gnorm, gnorm0
 
     it = 0
     cg_total = 0
     status = MAX_ITER
     while it < max_iter:
-        _preconditioner(indptr, indices, values, B, D, active, n_active, M)
-        cg_total += _pcg(indptr, indices, values, B, D, active, n_active, g, M, s, r, d, Hd, zv, xs, xd, EPS_CG)
-        # line search along s: f(w + a s) from z + a X s (the inactive rows' x_i.s still to compute)
-        for k in range(n_active, n):
+        cg_total += _pcg(indptr, indices, values, B, D, active, n_active, g, M, s, r, d, Hd, zv, xs, xd, EPS_CG,
+                         by_gram, G, c2)
+        # line search along s: f(w + a s) from z + a X s (the inactive rows' x_i.s still to compute;
+        # all rows' in the Gram form)
+        for k in range(0 if by_gram else n_active, n):
             i = active[k]
             xs[i] = row_dot(indptr, indices, values, i, s, B)
         sTs = 0.0
@@ -298,9 +494,10 @@ def newton_run(indptr, indices, values, B, y, cost, loss, w, z, z_known, eps, gn
         f_old = f
         a = 1.0
         found = False
+        trial = lsum
         for _ in range(MAX_LINESEARCH):
-            lsum = _trial_loss(loss, y, cost, z, xs, a, ev)
-            f = lsum + 0.5 * (a * a * sTs + wTw) + a * wTs
+            trial = _trial_loss(loss, y, cost, z, xs, a, ev)
+            f = trial + 0.5 * (a * a * sTs + wTw) + a * wTs
             if f - f_old <= ETA * a * gTs:
                 found = True
                 break
@@ -310,13 +507,15 @@ def newton_run(indptr, indices, values, B, y, cost, loss, w, z, z_known, eps, gn
             f = f_old
             status = LINE_SEARCH_FAILED
             break
+        lsum = trial
         for i in range(n):
             z[i] += a * xs[i]
         for j in range(nv):
             w[j] += a * s[j]
         wTw += a * a * sTs + 2.0 * a * wTs
         n_active = _terms_after_trial(loss, y, cost, z, ev, u, D, active)
-        _grad(indptr, indices, values, B, w, u, active, n_active, g)
+        by_gram = _gradient(indptr, indices, values, B, y, z, w, u, D, active, n_active, g, M, xtu, dsq,
+                            gram_state, c2)
         gnorm = math.sqrt(np.sum(g * g))
         if gnorm <= eps * gnorm0:
             status = CONVERGED
@@ -324,4 +523,17 @@ def newton_run(indptr, indices, values, B, y, cost, loss, w, z, z_known, eps, gn
         if abs(f_old - f) <= 1.0e-12 * abs(f):
             status = NO_PROGRESS
             break
+    if keeps:
+        _keep(carry, gram_c, lsum, xtu, dsq, by_gram)
     return status, it, cg_total, f, gnorm, gnorm0
+
+
+@njit(cache=True, nogil=True)
+def _keep(carry, C, lsum, xtu, dsq, by_gram):
+    """newton_run's ``carry`` at the end of a solve (C 0: not kept, after a Gram-form gradient)."""
+    nv = xtu.shape[0]
+    carry[0] = 0.0 if by_gram else C
+    carry[1] = lsum
+    for j in range(nv):
+        carry[2 + j] = xtu[j]
+        carry[2 + nv + j] = dsq[j]

@@ -59,13 +59,35 @@ def relative_tolerance(eps, y):
     return eps * max(min(pos, n - pos), 1) / max(n, 1)
 
 
+GRAM_MAX_BUILD = 64         # the Gram form's build at most this many multiply-adds per stored value
+
+
+def gram_pays(indptr, n_vars):
+    """Whether the Gram form of rows ``indptr`` with ``n_vars`` variables is
+    worth building for a path: n_vars^2 at most a quarter of the stored values
+    (a dense H v then costs less than an eighth of a pass's two products) and its build,
+    sum_i nnz_i (nnz_i + 1) / 2, at most GRAM_MAX_BUILD per stored value."""
+    nnz = int(indptr[-1] - indptr[0])
+    lengths = np.diff(indptr).astype(np.float64)
+    return 4 * n_vars * n_vars <= nnz and float(np.sum(lengths * (lengths + 1.0))) / 2.0 <= GRAM_MAX_BUILD * nnz
+
+
 class Problem:
     """One binary problem (rows ``X``, labels ``y`` in {+1, -1}, class costs
     ``class_cost``) made ready once for solves at many C (the -C path):
     :meth:`solve` at C = its cost C_i = C s_i with s_i the class weight
-    times the row weight. Checks what :func:`fit` checks."""
+    times the row weight. Checks what :func:`fit` checks.
 
-    def __init__(self, X, y, n_features, params, class_cost=(1.0, 1.0)):
+    ``path``: solves along a path of C values (-C), each from the previous
+    one's w and X w: keep the sums at the end of each solve for the next
+    (``newton_run``'s ``carry``: a C where w already meets the stop takes no
+    pass over the data), and for the squared hinge, when the features are
+    few enough (:func:`gram_pays`), the active rows' Gram form
+    (``_newton_kernels.gram``, updated as rows enter and leave the active
+    set): a Newton iteration then passes over the rows once instead of
+    about ten times (a single solve does not repay building it)."""
+
+    def __init__(self, X, y, n_features, params, class_cost=(1.0, 1.0), path=False):
         self.eps, self.max_iter = check_params(params, class_cost)
         self.csr = csr_arrays(X, int(n_features))
         self.y = y = np.ascontiguousarray(y, np.float64)
@@ -78,19 +100,28 @@ class Problem:
         self.loss = K.LOSS_CODES[params.loss]
         self.tol = relative_tolerance(self.eps, y)
         self.gnorm0 = None          # |grad f(0)| at C = 1 (at C it is C times this), from the first solve
+        self.G, self.r, self.in_G = np.empty((0, 0)), np.empty(0), np.empty(0, np.uint8)
+        self.flips = np.zeros(1, np.int64)
+        self.carry = np.zeros(2 * self.n_vars + 2) if path else np.empty(0)
+        if path and self.loss == K.LOSS_SQUARED_HINGE and gram_pays(self.csr[0], self.n_vars):
+            # built by the first solve (in the fold's thread): flips -1
+            self.G, self.r = np.empty((self.n_vars, self.n_vars)), np.empty(self.n_vars)
+            self.in_G, self.flips[0] = np.ones(n, np.uint8), -1
 
     def solve(self, C, w, z=None):
         """Minimise at ``C`` from ``w`` (updated in place); (status, Newton
         iterations, CG steps, f, |grad f|, |grad f(0)|) as newton_run's.
         |grad f(0)| is C times its value at C = 1, computed once. ``z``: an
         array of n entries the caller keeps with ``w`` along a path (X w
-        on return; a NaN first entry when not yet known)."""
+        on return; a NaN first entry when not yet known). With ``path``
+        each solve after the first must be given the previous one's w and
+        z, untouched (the kept sums and Gram form are theirs)."""
         known = -1.0 if self.gnorm0 is None else C * self.gnorm0
         if z is None:
             z = np.full(len(self.y), np.nan)
         z_known = len(z) > 0 and not np.isnan(z[0])
         out = K.newton_run(*self.csr, self.B, self.y, C * self.scale, self.loss, w, z, z_known, self.tol, known,
-                           self.max_iter)
+                           self.max_iter, self.G, self.r, self.in_G, self.scale, self.flips, float(C), self.carry)
         if self.gnorm0 is None:
             self.gnorm0 = out[-1] / C
         return out
