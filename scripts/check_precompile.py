@@ -48,7 +48,7 @@ RUNS = [
     ["-s", "sgd"], ["-s", "sgd", "--update", "sgdqn", "-B", "1"], ["-s", "sgd", "--update", "fobos", "--l1", "0.001"],
     ["-s", "sgd", "--loss", "log", "-R"], ["-s", "sgd", "--task", "r"], ["-s", "sgd", "--stream"],
     ["-s", "bmrm"], ["-s", "bmrm", "--stream"], ["-s", "norma"], ["-s", "cvm"],
-    ["-s", "smo", "-t", "2"], ["-s", "smo", "-t", "2", "--working-set", "64"], ["-s", "smo", "-v", "3"],
+    ["-s", "smo", "-t", "2"], ["-s", "smo", "-t", "2", "--working-set", "64"], ["-s", "smo", "-v", "3"], ["-t", "2", "-v", "3"],
     ["-s", "smo", "--nu", "0.3"], ["-s", "smo", "--task", "r", "--nu", "0.3"],
     ["-s", "smo", "--task", "r", "--working-set", "64"], ["-s", "ocas", "--multiclass", "cs", "--stream"],
     ["-s", "5"], ["-s", "6", "-B", "1", "--model-format", "liblinear"], ["-s", "cdn", "-R", "-w", "1", "2"],

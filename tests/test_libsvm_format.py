@@ -74,6 +74,45 @@ def test_our_models_written_for_libsvm_predict_identically(tmp_path, params):
     np.testing.assert_allclose(back.decision_function(X), model.decision_function(X), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("classes, options", [(3, {}), (4, {"kernel_type": 1, "gamma": 0.2, "coef0": 1.0}),
+                                              (3, {"nu": 0.3})])
+def test_one_vs_one_models_written_as_libsvm_writes_them(tmp_path, classes, options):
+    """-s smo's one-vs-one model of 3-4 classes in LIBSVM's format: the
+    header and the support vectors' class-by-class layout of LIBSVM's own
+    model of the same problem (svm_train; the coefficients to its
+    tolerance), LIBSVM's predictions, and back the same model."""
+    X = heart()
+    X.labels = np.arange(X.n_rows) % classes * 10.0 - 7.0
+    model = train(X, TrainParams(solver="smo", C=None if "nu" in options else 3.0, **options))
+    path = tmp_path / "ours.model"
+    write_libsvm_model(model, path)
+    ours = path.read_text().split("\nSV\n")
+    lib_opts = "-s 1 -n 0.3" if "nu" in options else "-c 3"
+    if options.get("kernel_type") == 1:
+        lib_opts += " -t 1 -g 0.2 -r 1"
+    m = svmutil.svm_train(X.labels.tolist(), csr(X, 13), lib_opts + " -q")
+    svmutil.svm_save_model(str(tmp_path / "lib.model"), m)
+    theirs = (tmp_path / "lib.model").read_text().split("\nSV\n")
+    head = dict(line.split(" ", 1) for line in ours[0].splitlines())
+    lib_head = dict(line.split(" ", 1) for line in theirs[0].splitlines())
+    for key in ("svm_type", "nr_class", "total_sv", "label", "nr_sv"):
+        assert head[key] == lib_head[key], key
+    np.testing.assert_allclose(np.array(head["rho"].split(), float), np.array(lib_head["rho"].split(), float),
+                               rtol=1e-2, atol=1e-2)
+    rows = [line.split() for line in ours[1].splitlines()]
+    lib_rows = [line.split() for line in theirs[1].splitlines()]
+
+    def features(r):
+        return [(int(i), float(v)) for i, v in (f.split(":") for f in r[classes - 1:])]
+    assert [features(r) for r in rows] == [features(r) for r in lib_rows]     # the same SVs, in order
+    np.testing.assert_allclose(np.array([r[:classes - 1] for r in rows], float),
+                               np.array([r[:classes - 1] for r in lib_rows], float), rtol=0.05, atol=0.05)
+    if "nu" not in options:     # (libsvm-official's Python svm_predict crashes on multi-class nu_svc models)
+        np.testing.assert_array_equal(libsvm_predict(path, X), model.predict(X))
+    back = read_libsvm_model(path)
+    np.testing.assert_allclose(back.decision_function(X), model.decision_function(X), rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("pos, neg", [(3.0, 8.0), (8.0, 3.0), (-1.0, 1.0)])
 def test_label_order_and_sign_convention(tmp_path, pos, neg):
     """Whatever label comes first, LIBSVM predicts what we predict."""

@@ -107,16 +107,24 @@ def test_a_missing_file_stops_before_any_file_is_written(files, which, says):
     assert os.listdir(".") == []
 
 
-def test_more_classes_than_libsvms_format_holds(tmp_path, monkeypatch):
-    """Three classes: the model is written in svmtrain's format, with a warning saying why."""
+def test_three_classes_in_libsvms_format_and_what_it_cannot_hold(tmp_path, monkeypatch):
+    """Three classes: the one-vs-one model in LIBSVM's format, as easy.py's;
+    labels LIBSVM cannot store (not integers): svmtrain's format, with a warning saying why."""
     import numpy as np
     rng = np.random.default_rng(0)
-    rows = [f"{k % 3 + 1} 1:{k % 3 + rng.random():.3f} 2:{rng.random():.3f}\n" for k in range(60)]
-    (tmp_path / "three").write_text("".join(rows))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("svmtrain.selection.grid_search.DEFAULT_LOG2C", "1,1,1")
     monkeypatch.setattr("svmtrain.selection.grid_search.DEFAULT_LOG2G", "-1,-1,1")
-    r = runner().invoke(easy_main, ["--jobs", "1", "three"])
-    assert r.exit_code == 0, r.output
-    assert "three.model is in svmtrain's format" in r.stderr
-    assert sorted(load_model("three.model").labels.tolist()) == [1.0, 2.0, 3.0]
+    for name, offset in (("three", 1), ("halves", 1.5)):
+        rows = [f"{k % 3 + offset:g} 1:{k % 3 + rng.random():.3f} 2:{rng.random():.3f}\n" for k in range(60)]
+        (tmp_path / name).write_text("".join(rows))
+        r = runner().invoke(easy_main, ["--jobs", "1", name])
+        assert r.exit_code == 0, r.output
+        model = load_model(f"{name}.model")
+        assert sorted(model.labels.tolist()) == [offset, offset + 1, offset + 2]
+        text = (tmp_path / f"{name}.model").read_text()
+        if offset == 1:
+            assert text.startswith("svm_type c_svc\n") and "nr_class 3\n" in text
+            assert "svmtrain's format" not in r.stderr
+        else:
+            assert "halves.model is in svmtrain's format" in r.stderr

@@ -79,7 +79,7 @@ def easy(train_file, test_file=None, jobs=None, quiet=False, echo=click.echo):
     echo("Cross validation...")
     from ..io.reader import read_libsvm
     from ..run import RunOptions, run
-    params, _, scaled, _ = train_line(PROG, ["--grid", files["scale"]])
+    params, _, scaled, _ = train_line(PROG, ["--folds", "libsvm", "--grid", files["scale"]])     # easy.py's folds
     data = read_libsvm(scaled)
     png = files["scale"] + ".png" if matplotlib_installed() else None
     if png is None and not quiet:

@@ -212,6 +212,8 @@ def translate_train(args, command):
     line = Line(list(args), arity)
     _check_quiet(line)
     libsvm_flags = [] if svmlight else _libsvm_flags(line)
+    libsvm_line = bool(not svmlight and _is_libsvm(line, libsvm_flags) and _INT.match(line.value("-s") or "0")
+                       and not any(line.has(f) for f in LIBLINEAR_ONLY))     # no named solver, no LIBLINEAR flag
     shrinking = _check_help(line)
     if not svmlight:
         _ambiguous_nu(line, libsvm_flags)
@@ -232,6 +234,8 @@ def translate_train(args, command):
                              "(or LIBLINEAR's -s 11|12|13); SVMlight's -p (transduction) is --transduction FRACTION")
     _solver_of(line, libsvm_flags)
     _probability_or_bias(line, libsvm_flags)
+    if libsvm_line and line.has("-v") and not line.has("--folds"):
+        line.options.append(["--folds", ["libsvm"]])         # LIBSVM's -v: its folds, row for row
     if shrinking in ("0", "1") and line.value("-s") == "smo" and not line.has("--shrinking"):
         line.options.append(["--shrinking", [shrinking]])     # LIBSVM's shrinking, which -s smo follows
     return line.args()

@@ -315,7 +315,8 @@ def _run(argv):
     line = parse_grid_line(argv)
     for note in line.notes:
         click.echo(f"{PROG}: {note}", err=True)
-    params, given, dataset, quiet = train_line(PROG, line.passed + ["--grid", line.dataset])
+    folds = [] if any(a.split("=")[0] == "--folds" for a in line.passed) else ["--folds", "libsvm"]   # grid.py's
+    params, given, dataset, quiet = train_line(PROG, line.passed + folds + ["--grid", line.dataset])
     opts = RunOptions(**given)
     opts.grid, opts.log2c, opts.log2g, opts.best_model = True, line.log2c, line.log2g, False
     if line.folds is not None:

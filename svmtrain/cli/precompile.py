@@ -148,10 +148,13 @@ def _reader(tmp):
 
 
 def _path_kernels(data):
-    """-C's own kernel: a fold's binary score."""
+    """-C's own kernel: a fold's binary score; LIBSVM's folds (--folds libsvm), stratified and plain."""
     from ..selection._path_kernels import binary_correct
+    from ..training.libsvm_folds import libsvm_splits
     w = np.zeros(data.n_features + 1)
     binary_correct(data.indptr, data.indices, data.values, w, data.n_features, 1.0, True, data.labels > 0)
+    for stratified in (True, False):
+        libsvm_splits(data.labels, 3, stratified)
 
 
 def _warm_up_data(classes=2, rows=48, features=7, ranking=False, precomputed=False):

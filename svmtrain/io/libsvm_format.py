@@ -26,11 +26,12 @@ sv_coef[i][s] K(x_s, x) - rho[p]; a positive value is a vote for i, and
 the class with the most votes (the first on ties) is predicted. With two
 classes this is one score, positive for ``label[0]``: exactly
 svmtrain's binary convention with b = -rho, so a binary
-:class:`~svmtrain.models.kernel.KernelModel` converts both ways. A
-one-vs-rest model of three or more classes has no one-vs-one form and is
-refused (ParameterError); a LIBSVM model of three or more classes is read
-as a KernelModel with ``decision = "ovo"`` (one score column per pair,
-zero coefficients for the SVs outside the pair).
+:class:`~svmtrain.models.kernel.KernelModel` converts both ways. A LIBSVM
+model of three or more classes is read as a KernelModel with ``decision =
+"ovo"`` (one score column per pair, zero coefficients for the SVs outside
+the pair), and such a model (``-s smo``'s) is written back the same way;
+a one-vs-rest model of three or more classes has no one-vs-one form and is
+refused (ParameterError).
 
 The nu formulations (``svm-train -s smo --nu``) are written as nu_svc and
 nu_svr: their models have the same form.
@@ -57,8 +58,9 @@ HEADER_KEYS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class"
 
 
 def write_libsvm_model(model, path):
-    """Write a binary KernelModel as a LIBSVM c_svc (nu_svc) model file, a
-    regression one as epsilon_svr (nu_svr), a one-class one as one_class; atomically."""
+    """Write a classifier KernelModel (two classes, or one-vs-one over more)
+    as a LIBSVM c_svc (nu_svc) model file, a regression one as epsilon_svr
+    (nu_svr), a one-class one as one_class; atomically."""
     if getattr(model, "scaling", None) is not None:
         raise ParameterError("a LIBSVM model file cannot hold the ranges of svm-train --scale: save the model "
                              "in svmtrain's format, or scale with svm-scale -s RANGE_FILE instead")
@@ -69,7 +71,7 @@ def write_libsvm_model(model, path):
     if model.task in ("r", "o"):
         return _write_single(model, path, ONE_CLASS if model.task == "o" else _svm_type(model, "epsilon_svr"))
     k = len(model.labels)
-    if k > 2:
+    if k > 2 and model.decision != "ovo":
         raise ParameterError(f"--model-format libsvm: this model has {k} classes trained one-vs-rest; LIBSVM "
                              "model files hold one-vs-one classifiers only, so it cannot be written in "
                              "LIBSVM's format (use the svmtrain format)")
@@ -78,26 +80,52 @@ def write_libsvm_model(model, path):
         if not (float(x).is_integer() and abs(x) < 2**31):
             raise ParameterError(f"--model-format libsvm: LIBSVM stores integer class labels, not {x!r}")
         labels.append(int(x))
-    kern = model.kernel
-    coef = model.coef[:, 0] if k == 2 else np.zeros(0)
-    keep = np.flatnonzero(coef != 0.0)
-    # LIBSVM stores the SVs class by class: those voting for label[0] (positive) first
-    order = np.concatenate([keep[coef[keep] > 0], keep[coef[keep] < 0]])
-    n_first = int(np.count_nonzero(coef[keep] > 0))
-    lines = [f"svm_type {_svm_type(model, 'c_svc')}"] + _kernel_lines(kern)
+    order, rows, nr_sv = _class_rows(model.coef, k)
+    lines = [f"svm_type {_svm_type(model, 'c_svc')}"] + _kernel_lines(model.kernel)
     lines += [f"nr_class {k}", f"total_sv {len(order)}"]
-    if k == 2:
-        lines.append(f"rho {-float(model.b[0])!r}")
-        lines.append(f"label {labels[0]} {labels[1]}")
-        if model.prob_A is not None:
-            lines += [f"probA {float(model.prob_A[0])!r}", f"probB {float(model.prob_B[0])!r}"]
-        lines.append(f"nr_sv {n_first} {len(order) - n_first}")
-    else:
-        lines += ["rho", f"label {labels[0]}", "nr_sv 0"]
+    lines.append("rho" + "".join(f" {-float(b)!r}" for b in (model.b if k >= 2 else ())))
+    lines.append("label " + " ".join(str(x) for x in labels))
+    if model.prob_A is not None and k >= 2:
+        lines += ["probA " + " ".join(repr(float(a)) for a in model.prob_A),
+                  "probB " + " ".join(repr(float(b)) for b in model.prob_B)]
+    lines.append("nr_sv " + " ".join(str(c) for c in nr_sv))
     lines.append("SV")
     with atomic_write(path) as f:
         f.write("\n".join(lines) + "\n")
-        _write_svs(f, model.SV, coef, order, model.kernel)
+        _write_svs(f, model.SV, rows, order, model.kernel)
+
+
+def _class_rows(coef, k):
+    """(the SVs in LIBSVM's order, their k - 1 coefficients each, nr_sv) of
+    a classifier over k labels: one column (k = 2: positive coefficients
+    vote for label[0]) or one per pair (i, j), i < j, in LIBSVM's order.
+    An SV's class is its first nonzero pair's side (coefficients y alpha:
+    positive for i, negative for j); the SVs go class by class, in their
+    order within a class, and the row of an SV of class i holds its
+    coefficient in pair (i, j) at j - 1 for j > i, at j for j < i (LIBSVM's
+    sv_coef). k = 1: no SVs."""
+    if k < 2:
+        return np.zeros(0, np.int64), np.zeros((len(coef), 0)), [0] * k
+    if k == 2:
+        c = coef[:, 0]
+        order = np.concatenate([np.flatnonzero(c > 0), np.flatnonzero(c < 0)])
+        return order, c[:, None], [int(np.count_nonzero(c > 0)), int(np.count_nonzero(c < 0))]
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    used = np.flatnonzero(np.any(coef != 0.0, axis=1))
+    first = np.argmax(coef[used] != 0.0, axis=1)
+    side = np.array([pairs[p][0] if coef[s, p] > 0 else pairs[p][1] for s, p in zip(used.tolist(),
+                                                                                      first.tolist())], np.int64)
+    order = np.concatenate([used[side == c] for c in range(k)])
+    cls = np.full(len(coef), -1, np.int64)
+    cls[used] = side
+    index = {pair: p for p, pair in enumerate(pairs)}
+    rows = np.zeros((len(coef), k - 1))
+    for s in order.tolist():
+        i = int(cls[s])
+        for r in range(k - 1):
+            j = r if r < i else r + 1
+            rows[s, r] = coef[s, index[(min(i, j), max(i, j))]]
+    return order, rows, [int(np.count_nonzero(side == c)) for c in range(k)]
 
 
 def _svm_type(model, plain):
@@ -127,15 +155,23 @@ def _kernel_lines(kern):
 
 
 def _write_svs(f, SV, coef, order, kern):
+    """The SV lines of rows ``order``: each row's coefficients (``coef[s]``,
+    a number or a row of them), then its features (``0:ID`` with -t 4)."""
+    coef = np.asarray(coef, np.float64)
+    coef = coef[:, None] if coef.ndim == 1 else coef
     if kern.code == PRECOMPUTED:        # LIBSVM's "0:ID" (the SV rows hold their ID in column 0)
         ids = SV.values[SV.indptr[:-1]]
         for s in order.tolist():
-            f.write(f"{float(coef[s])!r} 0:{int(ids[s])}\n")
+            f.write(f"{_coefficients(coef[s])} 0:{int(ids[s])}\n")
         return
     for s in order.tolist():
         lo, hi = SV.indptr[s], SV.indptr[s + 1]
         pairs = " ".join(f"{i + 1}:{v!r}" for i, v in zip(SV.indices[lo:hi].tolist(), SV.values[lo:hi].tolist()))
-        f.write(f"{float(coef[s])!r} {pairs}\n")
+        f.write(f"{_coefficients(coef[s])} {pairs}\n")
+
+
+def _coefficients(row):
+    return " ".join(repr(float(c)) for c in row)
 
 
 def _write_single(model, path, svm_type):

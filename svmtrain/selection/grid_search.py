@@ -6,8 +6,8 @@ begin,end,step`` (defaults -5,15,2 and 3,-15,-2; ``null`` leaves an axis
 out), each axis permuted middle-first (:func:`permute`) and the two
 interleaved (:func:`grid_points`), so that a coarse picture of the grid
 comes first. At each point, k-fold cross-validation with the folds of
-:func:`svmtrain.training.train.fold_assignment` (stratified by class, from
-``--seed``), the same at every point; the rate is svm-train's ``-v``
+:func:`svmtrain.training.train.fold_splits` (``--folds``: LIBSVM's, or
+stratified by class from ``--seed``), the same at every point; the rate is svm-train's ``-v``
 accuracy as grid.py reads it (``%g`` of the percentage), and the best point
 follows grid.py's rule (a higher rate; at an equal rate and gamma, the
 smaller C).
@@ -313,7 +313,7 @@ def search_grid(data, params, c_exps, g_exps, folds=5, jobs=None, on_point=None,
     order; ``progress(done, total)``. The tasks run in ``jobs`` local worker
     processes, or on the Dask ``client``'s cluster; the result depends on
     neither."""
-    from ..training.train import fold_assignment
+    from ..training.train import fold_splits
     check_grid(params, folds)
     if c_exps is None and g_exps is None:
         raise ParameterError("-log2c and -log2g are both null: nothing to search")
@@ -322,8 +322,7 @@ def search_grid(data, params, c_exps, g_exps, folds=5, jobs=None, on_point=None,
                              "trade-off): give -log2c null to search gamma alone")
     if folds > data.n_rows:
         raise ParameterError(f"-v {folds}: more folds than the {data.n_rows} training rows")
-    fold_of = fold_assignment(data, params, folds)
-    splits = [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(folds)]
+    splits = fold_splits(data, params, folds)
     points = grid_points(c_exps, g_exps)
     job = GridJob(data, dataclasses.replace(params, threads=1, probability=False), splits, c_exps)
     result = GridResult()

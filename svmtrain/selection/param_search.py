@@ -209,13 +209,12 @@ def search_c(data, params, folds=5, progress=None, on_point=None, threads=None, 
     maximum. ``start_p``: regression's given -p (None: from the top).
     ``threads``: the folds' threads (default ``params.threads``, else all
     cores); the result does not depend on it."""
-    from ..training.train import fold_assignment
+    from ..training.train import fold_splits
     check_search(params, folds)
     n = data.n_rows
     if folds > n:
         raise ParameterError(f"-v {folds}: more folds than the {n} training rows")
-    fold_of = fold_assignment(data, params, folds)
-    splits = [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(folds)]
+    splits = fold_splits(data, params, folds)
     folds_data = _Folds(data, splits)
     p_list = p_values(data, start_p) if params.task == REGRESSION else [None]
     points = [dataclasses.replace(params, epsilon=p) if p is not None else params for p in p_list]

@@ -239,7 +239,7 @@ def linear_model(order, results, d, params):
 
 
 def cross_validate(data, params, folds, log=None, source=None):
-    """Accuracy (0..1) of ``folds``-fold cross-validation; folds drawn from params.seed."""
+    """Accuracy (0..1) of ``folds``-fold cross-validation; folds as :func:`fold_splits`."""
     pred = cross_val_predict(data, params, folds, source=source)
     return float(np.mean(pred == data.labels))
 
@@ -247,8 +247,7 @@ def cross_validate(data, params, folds, log=None, source=None):
 def cross_val_predict(data, params, folds, source=None):
     """The out-of-fold prediction of every row (labels, or regression or
     ranking scores): each fold predicted by the model trained on the others;
-    folds drawn from params.seed (for ranking whole queries: a query is
-    never split). ``data`` is a Chunk or a path."""
+    folds as :func:`fold_splits` (params.fold_style). ``data`` is a Chunk or a path."""
     if folds < 2:
         raise ParameterError(f"-v needs at least 2 folds (got {folds})")
     if not isinstance(data, Chunk):
@@ -257,26 +256,24 @@ def cross_val_predict(data, params, folds, source=None):
     n = data.n_rows
     if folds > n:
         raise ParameterError(f"-v {folds}: more folds than the {n} training rows")
-    fold_of = fold_assignment(data, params, folds, source)
+    splits = fold_splits(data, params, folds, source)
     params = dataclasses.replace(params, probability=False)     # labels only: no sigmoids to fit
     d = data.n_features
-    pred = _solver_folds(data, params, fold_of, folds)
+    pred = _solver_folds(data, params, splits)
     if pred is not None:
         return pred
     pred = np.empty(n, np.float64)
-    for k in range(folds):
-        train_rows = np.flatnonzero(fold_of != k)
-        test_rows = np.flatnonzero(fold_of == k)
+    for train_rows, test_rows in splits:
         model = train(take_rows(data, train_rows), params, log=None, n_features=d, source=source)
         pred[test_rows] = model.predict(take_rows(data, test_rows))
     return pred
 
 
-def _solver_folds(data, params, fold_of, folds):
+def _solver_folds(data, params, fold_splits):
     """The out-of-fold predictions of a classification run by the solver's
     own cross-validation, when its module has one (``CROSS_VALIDATION``,
     "module:function", e.g. one kernel matrix shared by the folds): the
-    same folds (``fold_of``), each with its label order and ``-w`` checked
+    same folds (``fold_splits``: (training rows, test rows) per fold), each with its label order and ``-w`` checked
     as :func:`train` checks them. None when the solver has none or declines,
     and for the runs that :func:`train` treats apart (row weights,
     --transduction, values too large), which then train fold by fold."""
@@ -290,18 +287,30 @@ def _solver_folds(data, params, fold_of, folds):
         return None
     params = with_defaults(params, getattr(solver, "DEFAULTS", {}))
     splits = []
-    for k in range(folds):
-        train_rows = np.flatnonzero(fold_of != k)
+    for train_rows, test_rows in fold_splits:
         order = label_order(data.labels[train_rows])
         check_class_weights(params, order)
-        splits.append((train_rows, np.flatnonzero(fold_of == k), order))
+        splits.append((train_rows, test_rows, order))
     return load(hook)(data, params, splits, data.n_features)
+
+
+def fold_splits(data, params, folds, source=None):
+    """[(training rows, test rows)] of each of the ``folds`` folds of
+    ``data``: with ``params.fold_style == "libsvm"`` LIBSVM's folds and row
+    order (:mod:`.libsvm_folds`; not for ranking, whose folds keep queries
+    whole), else :func:`fold_assignment`'s folds, rows in file order."""
+    if params.fold_style == "libsvm" and params.task != RANKING:
+        from .libsvm_folds import libsvm_splits
+        return libsvm_splits(data.labels, folds, stratified=params.task == CLASSIFICATION)
+    fold_of = fold_assignment(data, params, folds, source)
+    return [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(folds)]
 
 
 def fold_assignment(data, params, folds, source=None):
     """The fold (0 .. folds-1) of each row of ``data`` for ``params.task``,
     drawn from params.seed: classification stratified by class (as LIBSVM),
-    ranking by whole queries, the other tasks a random deal."""
+    ranking by whole queries, the other tasks a random deal (``--folds
+    seed``; :func:`fold_splits` gives the folds of either choice)."""
     rng = np.random.default_rng(params.seed)
     if params.task == RANKING:
         return query_folds(data.qid, folds, rng, source)
