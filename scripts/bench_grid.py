@@ -13,8 +13,9 @@ each solver of ``--solvers`` with ``--jobs`` = cores, after a small grid
 of each has compiled its numba kernels. Each program is one process, timed
 from start to exit; reported: wall seconds, CPU seconds (the process and
 its children: user + system), the ratios to grid.py's, and the best ``C
-gamma rate`` line of each (the folds differ: grid.py's are LIBSVM's,
-svmtrain's its own stratified ones). The machine may be shared: only
+gamma rate`` line of each (grid.py's folds are LIBSVM's; svm-train's are
+its own stratified ones, or LIBSVM's with ``--libsvm-folds``, which passes
+``--folds libsvm``). The machine may be shared: only
 ratios from the same run mean much, and the CPU ratio is the steadier.
 """
 import argparse
@@ -104,6 +105,7 @@ def main(argv=None):
     ap.add_argument("--files", default="svmguide1,a9a-10k")
     ap.add_argument("--solvers", default="smo,sbp,asset")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "svmtrain-bench"))
+    ap.add_argument("--libsvm-folds", action="store_true", help="svm-train --grid --folds libsvm (grid.py's folds)")
     a = ap.parse_args(argv)
     os.makedirs(a.workdir, exist_ok=True)
     cores = os.cpu_count() or 1
@@ -120,8 +122,9 @@ def main(argv=None):
         print(f"| {name} | grid.py ({cores} workers) | {t_ref:.1f} | {c_ref:.1f} | 1.00 | 1.00 | {best_ref} |",
               flush=True)
         for solver in solvers:
+            folds = ["--folds", "libsvm"] if a.libsvm_folds else []
             t, c, best = timed([SVM_TRAIN, "--grid", "-s", solver, "-q", "--jobs", str(cores), "-out", "null"]
-                               + ranges + [path], a.workdir, OURS_ENV)
+                               + folds + ranges + [path], a.workdir, OURS_ENV)
             print(f"| {name} | svm-train --grid -s {solver} | {t:.1f} | {c:.1f} | {t / t_ref:.2f} | "
                   f"{c / c_ref:.2f} | {best} |", flush=True)
     print(f"load {L.load_average()}")
