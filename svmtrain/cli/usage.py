@@ -87,7 +87,7 @@ def groups():
               kernel_note=True),
         Group("Cutting planes (OCAS's cut buffer)", tuple(names(_cut_planes)), ("cut_buffer", "max_time", "qp_bound")),
         *own,
-        Group("Model selection: cross-validation", None, ("folds",)),
+        Group("Model selection: cross-validation", None, ("folds", "fold_style")),
         Group("Model selection: C of a linear model (LIBLINEAR's -C)", tuple(names(searches_c)), ("find_c",)),
         Group("Model selection: C and gamma of a kernel (LIBSVM's grid.py)", tuple(kernel_solvers()),
               ("grid", "log2c", "log2g", "grid_out", "grid_png", "jobs"), kernel_note=True),
