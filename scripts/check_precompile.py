@@ -85,9 +85,11 @@ if "-v" not in args:
 print(json.dumps(compiled))
 """
 
-# argv: data file, JSON list of svm-train argument lists; prints, per list,
-# the functions its run (svm-train, then svm-predict unless -v) compiled
-RUN_ALL_AND_COUNT = LISTENER + r"""
+# argv: data file, JSON list of svm-train argument lists; counts[k] is the
+# list of functions run k (svm-train, then svm-predict unless -v) compiled
+# (tests/test_readonly_install.py runs this loop too)
+RUN_LOOP = r"""
+import json, os, sys, tempfile
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
 data, runs, counts = sys.argv[1], json.loads(sys.argv[2]), []
@@ -98,8 +100,10 @@ for args in runs:
     if "-v" not in args:
         predict_main(["-q", data, model, model + ".out"], standalone_mode=False)
     counts.append(compiled[before:])
-print(json.dumps(counts))
 """
+
+# ... and prints counts
+RUN_ALL_AND_COUNT = LISTENER + RUN_LOOP + "print(json.dumps(counts))\n"
 
 
 def in_place(args):

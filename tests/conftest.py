@@ -27,6 +27,18 @@ def shared(name):
     return p
 
 
+def heart_scale():
+    """The bundled heart_scale (270 rows, 13 features, labels +1/-1), read afresh."""
+    from svmtrain.io.reader import read_libsvm
+    return read_libsvm(bundled("heart_scale.xz"))
+
+
+@pytest.fixture(scope="module")
+def heart():
+    """heart_scale, read once per test module."""
+    return heart_scale()
+
+
 def scaled_svmguide1(every):
     """Every ``every``-th row of svmguide1 (4 features; skips when absent),
     scaled to [-1, 1] as svm-scale does: the guide's small RBF problem."""

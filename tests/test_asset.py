@@ -26,11 +26,6 @@ from svmtrain.training.train import train
 
 
 @pytest.fixture(scope="module")
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
-
-
-@pytest.fixture(scope="module")
 def a9a():
     return read_libsvm(bundled("a9a.xz")), read_libsvm(bundled("a9a.t.xz"))
 

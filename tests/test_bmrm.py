@@ -2,15 +2,10 @@
 import numpy as np
 import pytest
 
-from conftest import bundled
+from conftest import heart_scale as heart
 from svmtrain.errors import ParameterError
-from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
 from svmtrain.training.train import train
-
-
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
 
 
 @pytest.mark.parametrize("eps", [1e-2, 1e-3, 1e-5])

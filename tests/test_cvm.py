@@ -8,13 +8,12 @@ from click.testing import CliRunner
 
 import naive_cvm as naive
 from naive import dense as dense_rows
-from conftest import bundled
+from conftest import bundled, heart_scale as heart
 from naive_sbp import kernel_dense
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
 from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
-from svmtrain.io.reader import read_libsvm
 from svmtrain.mercer import functions as kernels
 from svmtrain.mercer.cache import partial_row_serial, squarings_for
 from svmtrain.models.kernel import KernelModel
@@ -24,10 +23,6 @@ from svmtrain.solvers.kernel import cvm
 from svmtrain.training.trace import Trace
 from svmtrain.training.train import train
 from test_sbp import random_chunk
-
-
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
 
 
 def problem(seed, n=40, d=3):

@@ -281,11 +281,6 @@ def heart_parts(tmp_path_factory):
             "one": _split(bundled("heart_scale.xz"), root / "one", 1)}
 
 
-@pytest.fixture(scope="module")
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
-
-
 def test_bmrm_on_partitions_is_the_local_run(client, heart_parts, heart):
     """-s bmrm on 3 partitions: the distributed cp loop with BMRM's stopping
     rule makes the local run's iterations, with its w to rounding, its

@@ -6,9 +6,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from conftest import bundled, scaled_svmguide1, three_classes
+from conftest import scaled_svmguide1, three_classes
 from svmtrain.data.dataset import take_rows
-from svmtrain.io.reader import read_libsvm
 from svmtrain.mercer.cache import KernelCache
 from svmtrain.params import TrainParams
 from svmtrain.selection.grid_search import grid_points, search_grid, warm_path
@@ -19,11 +18,6 @@ from svmtrain.solvers.kernel.smo_path import FoldScores, fold_correct, rows_kern
 from svmtrain.training.train import fold_assignment, label_order, train
 
 SMO = TrainParams(solver="smo", kernel_type=2)
-
-
-@pytest.fixture(scope="module")
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
 
 
 @pytest.fixture(scope="module")

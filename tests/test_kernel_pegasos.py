@@ -3,20 +3,15 @@ import numpy as np
 import pytest
 
 import naive_sbp as naive
-from conftest import bundled
+from conftest import heart_scale as heart
 from svmtrain.mercer import functions as kernels
 from svmtrain.errors import ParameterError
-from svmtrain.io.reader import read_libsvm
 from svmtrain.mercer.cache import KernelCache
 from svmtrain.models.kernel import KernelModel
 from svmtrain.params import TrainParams
 from svmtrain.solvers.kernel import _kernel_pegasos_kernels as K
 from svmtrain.training.train import train
 from test_sbp import random_chunk
-
-
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
 
 
 @pytest.mark.parametrize("k, unreg_bias, averaged, fold", [(1, False, False, K.FOLD_BELOW), (3, True, True, 0.9),

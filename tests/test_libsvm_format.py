@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from libsvm import svmutil
 
-from conftest import bundled, needs
+from conftest import bundled, needs, heart_scale as heart
 from reference import csr
 from svmtrain.errors import ModelFormatError, ParameterError
 from svmtrain.io.libsvm_format import read_libsvm_model, write_libsvm_model
@@ -16,10 +16,6 @@ from svmtrain.params import TrainParams
 from svmtrain.training.train import train
 
 LIBSVM_PREDICT = "/usr/bin/svm-predict"
-
-
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
 
 
 def libsvm_predict(model_path, X):

@@ -8,14 +8,13 @@ from click.testing import CliRunner
 
 import naive_norma as twin
 from naive import dense as dense_rows
-from conftest import bundled
+from conftest import bundled, heart_scale as heart
 from naive_sbp import dual_solve, kernel_dense
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.cli.train import main as train_main
 from svmtrain.data.dataset import Chunk
 from svmtrain.errors import ParameterError
 from svmtrain.io.model_io import load_model
-from svmtrain.io.reader import read_libsvm
 from svmtrain.mercer.functions import Kernel
 from svmtrain.models.kernel import KernelModel
 from svmtrain.params import TrainParams
@@ -24,10 +23,6 @@ from svmtrain.solvers.kernel import norma
 from svmtrain.training.trace import Trace
 from svmtrain.training.train import train
 from test_sbp import random_chunk
-
-
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
 
 
 def run_numba(X, y, kernel, order, lam, t0, budget, bias, dense, fold=K.FOLD_BELOW, calls=(0.4,)):

@@ -19,11 +19,6 @@ from svmtrain.training.train import class_folds, fold_assignment, train
 
 
 @pytest.fixture(scope="module")
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
-
-
-@pytest.fixture(scope="module")
 def a9a():
     return read_libsvm(bundled("a9a.xz"))
 

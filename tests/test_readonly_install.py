@@ -22,25 +22,13 @@ import pytest
 
 from conftest import COMPILE_LISTENER, ROOT, bundled
 
+sys.path.insert(0, str(ROOT / "scripts"))
+from check_precompile import RUN_LOOP  # noqa: E402
+
 # run each svm-train argument list of argv[2] (JSON) on argv[1] and print, per
-# run, the numba functions it compiled; "precompile" instead runs --precompile
-RUN_AND_COUNT = COMPILE_LISTENER + r"""
-import json, os, sys, tempfile
+# run, the numba functions it compiled, and the package's directory
+RUN_AND_COUNT = COMPILE_LISTENER + RUN_LOOP + r"""
 import svmtrain
-from svmtrain.cli.predict import main as predict_main
-from svmtrain.cli.train import main as train_main
-if sys.argv[1] == "precompile":
-    if __name__ == "__main__":
-        train_main(["--precompile"], standalone_mode=False)
-    sys.exit(0)
-data, runs, counts = sys.argv[1], json.loads(sys.argv[2]), []
-for args in runs:
-    before = len(compiled)
-    model = os.path.join(tempfile.mkdtemp(), "m")
-    train_main(["-q"] + args + [data, model], standalone_mode=False)
-    if "-v" not in args:
-        predict_main(["-q", data, model, model + ".out"], standalone_mode=False)
-    counts.append(compiled[before:])
 print(json.dumps({"package": os.path.dirname(svmtrain.__file__), "compiled": counts}))
 """
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 import naive_sbp as naive
-from conftest import bundled, shared
+from conftest import bundled, shared, heart_scale as heart
 from svmtrain.mercer import functions as kernels
 from svmtrain.data.dataset import Chunk, take_rows
 from svmtrain.io.model_io import load_model, save_model
@@ -26,10 +26,6 @@ def random_chunk(rng, n, d, density=0.5, scale=1.0):
     chunk = Chunk(labels=np.where(rng.random(n) < 0.4, 1.0, -1.0), indptr=indptr,
                   indices=cols.astype(np.int32), values=vals[rows, cols], qid=np.zeros(n, np.int64))
     return chunk, vals
-
-
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
 
 
 # ------------------------------------------------------------ kernel cache

@@ -4,9 +4,7 @@ files, errors, and byte-identity with /usr/bin/svm-scale when installed."""
 import ctypes
 import ctypes.util
 import lzma
-import math
 import os
-import shutil
 import subprocess
 import sys
 

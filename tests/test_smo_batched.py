@@ -4,6 +4,7 @@ against the pair steps (LIBSVM's method) and libsvm-official: the same dual
 objective, support vectors and predictions."""
 import numpy as np
 import pytest
+from numba import njit
 from click.testing import CliRunner
 
 import svmtrain
@@ -56,6 +57,30 @@ def test_select_working_set_against_numpy(seed):
         assert not flag.any() and len(set(ws.tolist())) == q
 
 
+@njit
+def _full_sort_sides(y, C, alpha, key):
+    """The previous selection's order: numba's argsort of the whole key, each side's members in it."""
+    order = np.argsort(key)
+    up = [t for t in order if (alpha[t] < C[t] if y[t] > 0 else alpha[t] > 0)]
+    low = [t for t in order[::-1] if (alpha[t] > 0 if y[t] > 0 else alpha[t] < C[t])]
+    return np.array(up, np.int64), np.array(low, np.int64)
+
+
+@pytest.mark.parametrize("levels", [None, 3, 40])
+def test_select_sides_equal_the_full_sort(levels):
+    """_sides (a partition and a sort of the first q of each side) gives the
+    full argsort's order: with distinct keys directly, with tied keys (a
+    few levels: the start of a run, duplicated rows) by falling back to it."""
+    rng = np.random.default_rng(7)
+    for n, q in ((2000, 64), (2000, 1500), (300, 8)):
+        y, C, alpha, G = _state(int(rng.integers(1000)), n)
+        key = y * (G if levels is None else rng.integers(0, levels, n).astype(float))
+        left, right = KB._sides(y, C, alpha, key, q)
+        up, low = _full_sort_sides(y, C, alpha, key)
+        np.testing.assert_array_equal(left[:q], up[:q])
+        np.testing.assert_array_equal(right[:q], low[:q])
+
+
 def test_select_fills_the_set_when_the_sides_run_out():
     y = np.ones(10)
     C = np.ones(10)
@@ -83,14 +108,50 @@ def test_gather_block_against_numpy():
     ws = rng.permutation(2 * X.n_rows)[:20].astype(np.int64)
     for f in (KB.gather_block, KB.gather_block_serial):
         Kws = np.empty((20, 20), np.float32)
-        f(ws, index, slots, cache.M, Kws, 0)
+        f(ws, index, slots, cache.M, Kws, 0, False)
         np.testing.assert_array_equal(Kws, naive.gather_block(ws, index, slots, cache.M))
         # the next round keeps the last 8 members (first in, first out): their block is moved
         ws2 = np.concatenate([ws[12:], ws[:12]])
         slots2 = np.concatenate([slots[12:], slots[:12]])
         Kws[:8, :8] = -1.0
         Kws[12:, 12:] = naive.gather_block(ws[12:], index, slots[12:], cache.M)
-        f(ws2, index, slots2, cache.M, Kws, 8)
+        f(ws2, index, slots2, cache.M, Kws, 8, False)
+        np.testing.assert_array_equal(Kws, naive.gather_block(ws2, index, slots2, cache.M))
+
+
+@pytest.mark.parametrize("code", [RBF, 1, 0, 3])
+def test_cached_rows_are_bitwise_symmetric(code):
+    """gather_block's symmetric copy relies on K(x_a, x_b) == K(x_b, x_a) to
+    the last bit in the cached rows, batched or one at a time."""
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(90, 7)) * (rng.random((90, 7)) < 0.6)
+    X = as_chunk(A, np.ones(90))
+    kernel = Kernel(code, 0.4, 3, 0.5).resolved(7)
+    batched = KernelCache(X, kernel, 1, max_batch=90, n_features=7)
+    whole = batched.rows(np.arange(90))
+    np.testing.assert_array_equal(whole, whole.T)
+    single = KernelCache(X, kernel, 1, max_batch=1, n_features=7)
+    np.testing.assert_array_equal(np.vstack([single.rows([j]) for j in range(90)]), whole)
+
+
+def test_gather_block_symmetric_copy():
+    """With the members' own rows, the symmetric copy gives the gathered block."""
+    rng = np.random.default_rng(2)
+    A = rng.normal(size=(120, 6)) * (rng.random((120, 6)) < 0.7)
+    X = as_chunk(A, np.ones(120))
+    cache = KernelCache(X, Kernel(RBF, 0.3), 1, max_batch=120, n_features=6)
+    index = np.concatenate([np.arange(120), np.arange(120)]).astype(np.int64)
+    ws = rng.permutation(240)[:70].astype(np.int64)
+    slots = np.empty(70, np.int64)
+    fetch(index[ws], *cache.args(), slots)
+    ws2 = np.concatenate([ws[30:], rng.permutation(np.setdiff1d(np.arange(240), ws))[:30]]).astype(np.int64)
+    slots2 = np.empty(70, np.int64)
+    fetch(index[ws2], *cache.args(), slots2)
+    for f in (KB.gather_block, KB.gather_block_serial):
+        Kws = np.empty((70, 70), np.float32)
+        f(ws, index, slots, cache.M, Kws, 0, True)
+        np.testing.assert_array_equal(Kws, naive.gather_block(ws, index, slots, cache.M))
+        f(ws2, index, slots2, cache.M, Kws, 40, True)      # 40 kept: more than one tile, a ragged one
         np.testing.assert_array_equal(Kws, naive.gather_block(ws2, index, slots2, cache.M))
 
 

@@ -7,21 +7,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from conftest import bundled, scaled_svmguide1, three_classes
+from conftest import scaled_svmguide1, three_classes
 from svmtrain.data.dataset import take_rows
 from svmtrain.errors import ParameterError
-from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
 from svmtrain.run import cross_validation_line
 from svmtrain.solvers.kernel import smo_path
 from svmtrain.training import train as T
 
 SMO = TrainParams(solver="smo", kernel_type=2)
-
-
-@pytest.fixture(scope="module")
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
 
 
 @pytest.fixture(scope="module")

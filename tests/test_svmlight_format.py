@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import bundled
+from conftest import bundled, heart_scale as heart
 from svmtrain.cli.predict import main as predict_main
 from svmtrain.errors import ModelFormatError
 from svmtrain.io.model_io import load_model
-from svmtrain.io.reader import parse_bytes, read_libsvm
+from svmtrain.io.reader import parse_bytes
 from svmtrain.io.svmlight_format import read_svmlight_model
 from svmtrain.models.kernel import KernelModel
 from svmtrain.models.linear import LinearModel
@@ -184,10 +184,6 @@ def as_svmlight(model, path):
     path.write_text(svmlight_text(svs, -sign * float(model.b[0]), kernel=k.code,
                                   totwords=max(model.n_features, 1), **params))
     return sign
-
-
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
 
 
 @pytest.mark.parametrize("options", ["-c 1", "-c 2 -t 1 -g 0.1 -r 1 -d 2", "-c 1 -t 3 -g 0.05 -r -0.5", "-c 1 -t 0"])

@@ -10,7 +10,6 @@ from conftest import bundled
 from svmtrain.cli.train import main as train_main
 from svmtrain.data.dataset import Chunk, take_rows
 from svmtrain.io.model_io import load_model
-from svmtrain.io.reader import read_libsvm
 from svmtrain.params import TrainParams
 from svmtrain.solvers.tron import _newton_kernels as K
 from svmtrain.solvers.tron.tron_primal import Problem, relative_tolerance
@@ -18,11 +17,6 @@ from svmtrain.training.train import train
 
 
 NO_GRAM = (np.empty((0, 0)), np.empty(0), np.empty(0, np.uint8), np.empty(0), np.zeros(1, np.int64), 0.0, np.empty(0))
-
-
-@pytest.fixture(scope="module")
-def heart():
-    return read_libsvm(bundled("heart_scale.xz"))
 
 
 def heart_dense(chunk, B=0.0):

@@ -58,41 +58,106 @@ def violation(y, C, alpha, G):
 
 
 @njit(cache=True, nogil=True)
+def _side(y, C, alpha, key, reach, up):
+    """The first ``reach`` variables of I_up by increasing ``key`` (``up``),
+    or of I_low by decreasing ``key``, in that order (all of the side when
+    it has fewer), found by one partition and a sort of the few, and True;
+    or (anything, False) when two of them, or the last and the next, have
+    equal keys (their order is then the full sort's to decide)."""
+    n = y.shape[0]
+    sgn = 1.0 if up else -1.0
+    vals = np.empty(n)
+    members = np.empty(n, np.int64)
+    m = 0
+    for t in range(n):
+        if _in_up(y, C, alpha, t) if up else _in_low(y, C, alpha, t):
+            vals[m] = sgn * key[t]
+            members[m] = t
+            m += 1
+    if m > reach:
+        bound = np.partition(vals[:m], reach - 1)[reach - 1]
+        k = 0
+        for a in range(m):
+            v = sgn * key[members[a]]
+            if v <= bound:
+                vals[k] = v
+                members[k] = members[a]
+                k += 1
+        if k > reach:        # a tie at the boundary
+            return members[:0], False
+        m = k
+    order = np.argsort(vals[:m])
+    out = np.empty(m, np.int64)
+    for a in range(m):
+        out[a] = members[order[a]]
+        if a > 0 and vals[order[a]] == vals[order[a - 1]]:
+            return out, False
+    return out, True
+
+
+@njit(cache=True, nogil=True)
+def _sides(y, C, alpha, key, reach):
+    """(I_up by increasing key, I_low by decreasing key), each at least its
+    first ``reach`` variables, in the order of the full argsort of ``key``."""
+    left, ok_left = _side(y, C, alpha, key, reach, True)
+    right, ok_right = _side(y, C, alpha, key, reach, False)
+    if ok_left and ok_right:
+        return left, right
+    order = np.argsort(key)
+    n = order.shape[0]
+    left = np.empty(n, np.int64)
+    right = np.empty(n, np.int64)
+    n_left = n_right = 0
+    for a in range(n):
+        if _in_up(y, C, alpha, order[a]):
+            left[n_left] = order[a]
+            n_left += 1
+        if _in_low(y, C, alpha, order[n - 1 - a]):
+            right[n_right] = order[n - 1 - a]
+            n_right += 1
+    return left[:n_left], right[:n_right]
+
+
+@njit(cache=True, nogil=True)
 def select_working_set(y, C, alpha, G, flag, ws, start, key):
     """Fill ws[start:] with new members and return m(alpha) - M(alpha).
 
     ws[:start] are the members kept from the previous round. The
-    variables are sorted by y G (``key``: float64[n] scratch); new members
+    variables are ordered by y G (``key``: float64[n] scratch); new members
     are taken alternately from the left among I_up (the largest -y G
     first) and from the right among I_low (the largest y G first),
     skipping members already in the set; when both sides run out, any
     variables not in the set fill it (they leave the inner problem
-    unchanged). ``flag`` (bool[n], all False) is False again on return."""
+    unchanged). ``flag`` (bool[n], all False) is False again on return.
+
+    Each side scans at most q of its variables (each one it passes is new,
+    kept or taken by the other side), so only the first q of each side are
+    sorted (:func:`_side`); when keys tie there the whole order is sorted
+    as before, so the set is always the full sort's."""
     n = y.shape[0]
     q = ws.shape[0]
     for t in range(n):
         key[t] = y[t] * G[t]
-    order = np.argsort(key)
     gap = violation(y, C, alpha, G)
     for b in range(start):
         flag[ws[b]] = True
+    left, right = _sides(y, C, alpha, key, q)
     k = start
-    left = 0
-    right = n - 1
-    while k < q and (left < n or right >= 0):
-        while left < n and (flag[order[left]] or not _in_up(y, C, alpha, order[left])):
-            left += 1
-        if left < n:
-            flag[order[left]] = True
-            ws[k] = order[left]
+    li = ri = 0
+    while k < q and (li < left.shape[0] or ri < right.shape[0]):
+        while li < left.shape[0] and flag[left[li]]:
+            li += 1
+        if li < left.shape[0]:
+            flag[left[li]] = True
+            ws[k] = left[li]
             k += 1
         if k == q:
             break
-        while right >= 0 and (flag[order[right]] or not _in_low(y, C, alpha, order[right])):
-            right -= 1
-        if right >= 0:
-            flag[order[right]] = True
-            ws[k] = order[right]
+        while ri < right.shape[0] and flag[right[ri]]:
+            ri += 1
+        if ri < right.shape[0]:
+            flag[right[ri]] = True
+            ws[k] = right[ri]
             k += 1
     t = 0
     while k < q:
@@ -106,13 +171,21 @@ def select_working_set(y, C, alpha, G, flag, ws, start, key):
     return gap
 
 
+# tile edge of gather_block's transposed copy
+TILE = 32
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def gather_block(ws, index, slots, M, Kws, kept):
+def gather_block(ws, index, slots, M, Kws, kept, symmetric):
     """Kws[a, b] = K(x_index[ws[a]], x_index[ws[b]]) from the cached rows
     M[slots[a]]. With ``kept`` > 0 the members ws[:kept] are the last
     round's ws[q - kept:], whose block Kws[q - kept:, q - kept:] still
     holds their values: it is moved to Kws[:kept, :kept] and only the rest
-    is gathered."""
+    is gathered. ``symmetric``: the cached rows are bitwise symmetric
+    (every computed kernel: the dot products sum the same nonzero terms in
+    the same order either way), so Kws[:kept, kept:] is copied from the
+    new members' rows instead of read from the kept members' (a third
+    fewer scattered reads); not for a user's precomputed matrix."""
     q = ws.shape[0]
     off = q - kept
     for a in prange(kept):
@@ -120,12 +193,22 @@ def gather_block(ws, index, slots, M, Kws, kept):
         dst = Kws[a]
         for b in range(kept):
             dst[b] = src[off + b]
-    for a in prange(q):
+    first = kept if symmetric else 0
+    for a in prange(first, q):
         row = M[slots[a]]
         out = Kws[a]
         lo = kept if a < kept else 0
         for b in range(lo, q):
             out[b] = row[index[ws[b]]]
+    if symmetric and kept > 0:
+        n_tiles = (kept + TILE - 1) // TILE
+        for ta in prange(n_tiles):
+            a_hi = min(kept, (ta + 1) * TILE)
+            for b0 in range(kept, q, TILE):
+                b_hi = min(q, b0 + TILE)
+                for a in range(ta * TILE, a_hi):
+                    for b in range(b0, b_hi):
+                        Kws[a, b] = Kws[b, a]
 
 
 @njit(cache=True, nogil=True)

@@ -458,19 +458,26 @@ def copy_variables(y, C, alpha, G, QD, members, m, F):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _block_pair(yc, Cc, ac, Gc, QDc, K_i, qi, qj):
+    """The pair (qi, qj) of a block solved and clipped by ``_pair``, its
+    alphas stored; returns (the two alphas before, their coefficient
+    changes (new - old) y)."""
+    a_i, a_j = ac[qi], ac[qj]
+    n_i, n_j = _pair(yc[qi], yc[qj], Cc[qi], Cc[qj], a_i, a_j, Gc[qi], Gc[qj], QDc[qi], QDc[qj],
+                     yc[qi] * yc[qj] * K_i[qj])
+    ac[qi] = n_i
+    ac[qj] = n_j
+    return a_i, a_j, (n_i - a_i) * yc[qi], (n_j - a_j) * yc[qj]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def pair_on_block(yc, Cc, ac, Gc, QDc, K_i, K_j, qi, qj, m):
     """One LIBSVM step on the pair (qi, qj) of a block of m contiguous
     variables (signs yc, bounds Cc, alphas ac, gradients Gc, diagonal QDc;
     K_i, K_j the kernel rows of qi and qj over the block): the two alphas
     solved and clipped by ``_pair``, every gradient of the block updated.
     Returns the two alphas before the step."""
-    a_i, a_j = ac[qi], ac[qj]
-    n_i, n_j = _pair(yc[qi], yc[qj], Cc[qi], Cc[qj], a_i, a_j, Gc[qi], Gc[qj], QDc[qi], QDc[qj],
-                     yc[qi] * yc[qj] * K_i[qj])
-    ac[qi] = n_i
-    ac[qj] = n_j
-    d_i = (n_i - a_i) * yc[qi]
-    d_j = (n_j - a_j) * yc[qj]
+    a_i, a_j, d_i, d_j = _block_pair(yc, Cc, ac, Gc, QDc, K_i, qi, qj)
     for q in range(m):
         Gc[q] += yc[q] * (K_i[q] * d_i + K_j[q] * d_j)
     return a_i, a_j
@@ -482,13 +489,7 @@ def pair_then_select_i(yc, Cc, ac, Gc, QDc, K_i, K_j, qi, qj, m, keys):
     in the same pass over the block as the gradient update (the same
     numbers as the two calls). Returns (the two alphas before the step,
     the next i, its -y G)."""
-    a_i, a_j = ac[qi], ac[qj]
-    n_i, n_j = _pair(yc[qi], yc[qj], Cc[qi], Cc[qj], a_i, a_j, Gc[qi], Gc[qj], QDc[qi], QDc[qj],
-                     yc[qi] * yc[qj] * K_i[qj])
-    ac[qi] = n_i
-    ac[qj] = n_j
-    d_i = (n_i - a_i) * yc[qi]
-    d_j = (n_j - a_j) * yc[qj]
+    a_i, a_j, d_i, d_j = _block_pair(yc, Cc, ac, Gc, QDc, K_i, qi, qj)
     none = order_key(-np.inf)
     best = none
     for q in range(m):

@@ -354,7 +354,6 @@ def ovo_pairs(labels, order, params):
 
 def _one_vs_one(data, order, kernel, n_features, params, progress, log):
     """C-SVC: one binary problem per pair of labels, in LIBSVM's order."""
-    k = len(order)
     C = params.resolved_C(data.n_rows)
     pairs = ovo_pairs(data.labels, order, params)
     coef = np.zeros((data.n_rows, max(len(pairs), 1)))
@@ -365,15 +364,28 @@ def _one_vs_one(data, order, kernel, n_features, params, progress, log):
         bound = C * weight
         if log is not None and len(pairs) > 1:
             log(f"class {order[a]:g} vs {order[c]:g}")
-        report = None if progress is None else (
-            lambda done, total, status=None, p=p: progress(p * total + done, len(pairs) * total, status))
-        alpha, rho, res = solve_binary(sub, y, bound, kernel, params, report, n_features)
+        alpha, rho, res = solve_binary(sub, y, bound, kernel, params, pair_progress(progress, p, len(pairs)),
+                                       n_features)
         _log_result(log, res)
         coef[rows, p] = y * alpha
         b[p] = -rho
         results.append(res)
+    return ovo_model(data, order, coef, b, results, kernel, n_features)
+
+
+def pair_progress(progress, p, n_pairs):
+    """The progress callback of pair ``p`` of ``n_pairs`` (its steps as a share of the whole), or None."""
+    if progress is None:
+        return None
+    return lambda done, total, status=None: progress(p * total + done, n_pairs * total, status)
+
+
+def ovo_model(data, order, coef, b, results, kernel, n_features):
+    """The KernelModel of one-vs-one problems: the rows of ``data`` with a
+    nonzero coefficient in some pair (``coef``: rows x pairs) as support
+    vectors, intercepts ``b``, each pair's FitResult kept."""
     used = np.flatnonzero(np.any(coef != 0.0, axis=1))
     model = KernelModel(labels=order, SV=support_vectors(data, used, kernel), coef=coef[used], b=b, kernel=kernel,
-                        n_features=n_features, solver="smo", decision="ovo" if k > 2 else "ovr")
+                        n_features=n_features, solver="smo", decision="ovo" if len(order) > 2 else "ovr")
     model.fit_results = results
     return model

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..._numba import options as opts
 from ...mercer.cache import fetch, fetch_serial
+from ...mercer.functions import PRECOMPUTED
 from . import _smo_batched_kernels as KB
 from . import _smo_kernels as K
 from ..base import FitResult
@@ -126,6 +127,7 @@ class _Block:
         self.gather = KB.gather_block if parallel else KB.gather_block_serial
         self.update = KB.update_gradient if parallel else KB.update_gradient_serial
         self.args = cache.args()
+        self.symmetric = cache.kernel.code != PRECOMPUTED
         self.flag = np.zeros(n, np.bool_)
         self.key = np.empty(n)
         self.ws = np.empty(q, np.int64)
@@ -143,7 +145,7 @@ class _Block:
         for lo in range(0, q, batch):
             self.get_rows(rows[lo:lo + batch], *self.args, slots[lo:lo + batch])
         c2 = clock()
-        self.gather(ws, index, slots, self.cache.M, self.Kws, start)
+        self.gather(ws, index, slots, self.cache.M, self.Kws, start, self.symmetric)
         c3 = clock()
         taken, _ = KB.inner_smo(y, C, alpha, G, QD, ws, self.Kws, eps, FRAC, cap, self.F, self.keys, self.dcoef)
         c4 = clock()

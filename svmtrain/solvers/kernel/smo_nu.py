@@ -35,7 +35,7 @@ from . import _smo_nu_kernels as NK
 from ..base import FitResult, warn_max_iter
 from .sbp import threads
 from .smo_dual import dual_arrays, step_cap
-from .smo import support_vectors     # (-t 4: the support vectors' IDs only)
+from .smo import ovo_model, pair_progress, support_vectors     # (-t 4: the support vectors' IDs only)
 
 STEPS_PER_CALL = 20000      # steps between progress reports
 
@@ -191,15 +191,10 @@ def _one_vs_one(data, order, nu, kernel, n_features, params, progress, log):
         y = np.concatenate([np.ones(len(first)), -np.ones(len(second))])
         if log is not None and len(pairs) > 1:
             log(f"class {order[a]:g} vs {order[c]:g}")
-        report = None if progress is None else (
-            lambda done, total, status=None, q=q: progress(q * total + done, len(pairs) * total, status))
-        pair_coef, rho, res = solve_nu_svc(take_rows(data, rows), y, nu, kernel, params, report, n_features)
+        pair_coef, rho, res = solve_nu_svc(take_rows(data, rows), y, nu, kernel, params,
+                                           pair_progress(progress, q, len(pairs)), n_features)
         log_result(log, res, f"C = {res.info['C']:f}")
         coef[rows, q] = pair_coef
         b[q] = -rho
         results.append(res)
-    used = np.flatnonzero(np.any(coef != 0.0, axis=1))
-    model = KernelModel(labels=order, SV=support_vectors(data, used, kernel), coef=coef[used], b=b, kernel=kernel,
-                        n_features=n_features, solver="smo", decision="ovo" if k > 2 else "ovr")
-    model.fit_results = results
-    return model
+    return ovo_model(data, order, coef, b, results, kernel, n_features)
