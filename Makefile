@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip -q --disable-pip-version-check
 
-.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-smo bench-smo-growth bench-asset clean fuzz bench-cache \
+.PHONY: demo test venv install install-test bench bench-parse bench-startup bench-linear bench-kernel bench-smo bench-smo-growth bench-smo-dense bench-asset clean fuzz bench-cache \
 	bench-dask bench-stream bench-table bench-all bench-param bench-tasks bench-ranking bench-first-run bench-grid bench-easy bench-sklearn bench-multiclass bench-l1 bench-ocas-sparse bench-ocas-svmocas experiments exp-pegasos exp-runtime-vs-n exp-sbp exp-asset exp-asset-defaults \
 	exp-survey \
 	readme-tour
@@ -65,6 +65,9 @@ bench-smo: install
 bench-smo-growth: install
 	$(BIN)/python scripts/bench_smo_growth.py
 
+bench-smo-dense: install
+	$(BIN)/python scripts/bench_smo_dense.py
+
 # -s asset (Nystrom and Fourier features) against LIBSVM on a9a
 bench-asset: install
 	$(BIN)/python scripts/bench_asset.py
@@ -118,7 +121,7 @@ bench-first-run: install
 bench: bench-startup bench-table
 
 # every benchmark, the per-issue ones at their own (larger) default sizes
-bench-all: bench bench-parse bench-kernel bench-smo bench-smo-growth bench-asset bench-cache bench-dask bench-stream bench-param bench-tasks \
+bench-all: bench bench-parse bench-kernel bench-smo bench-smo-growth bench-smo-dense bench-asset bench-cache bench-dask bench-stream bench-param bench-tasks \
 	bench-ranking bench-first-run bench-grid bench-easy bench-multiclass bench-l1 bench-ocas-sparse
 
 # The papers' experiments: results/NAME.csv and results/NAME.png (PNG with the `plot` extra).

@@ -2,7 +2,7 @@
 """svm-train -C against liblinear-train -C (LIBLINEAR's warm-started search for C).
 
     python scripts/bench_param_search.py [--repeats 5] [--adult] [--synthetic] [--rows 50000]
-                                         [--features 20000] [--nnz 60] [--only a9a,...] [--own-only]
+                                         [--features 20000] [--nnz 60] [--web] [--only a9a,...] [--own-only]
                                          [--svm-train CMD] [--workdir DIR]
 
 Files: a9a (bundled), the LIBSVM sets of ../shared/data that are there
@@ -11,7 +11,10 @@ regression), with ``--adult`` the whole UCI Adult set (a9a's 32,561 rows
 and a9a.t's 16,281 in one file, 48,842 rows: a real file where LIBLINEAR
 needs a few seconds) and, with ``--synthetic``, a file of
 scripts/gen_synthetic.py (``--rows`` x ``--features``, made once in
-``--workdir``); ``--only`` keeps the named files. Lines: ``-C -s 2`` (the
+``--workdir``) and, with ``--web``, ``gen_synthetic.web_rows`` (issue 32's
+dip-and-rise shape: 49,749 rows, 300 binary features, 3 % positives,
+where the CV accuracy is not unimodal in C; made once in ``--workdir``);
+``--only`` keeps the named files. Lines: ``-C -s 2`` (the
 squared hinge) and ``-C -s 0`` (logistic regression), 5 folds each (both
 programs walk the path by a primal Newton method: LIBLINEAR's own,
 svmtrain's ``-s tron`` inside the ``-s dcd`` search), and for the
@@ -112,6 +115,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--adult", action="store_true", help="also a9a + a9a.t in one file (48,842 rows)")
     ap.add_argument("--synthetic", action="store_true", help="also the synthetic file")
+    ap.add_argument("--web", action="store_true", help="also the dip-and-rise set (gen_synthetic.web_rows)")
     ap.add_argument("--rows", type=int, default=50_000)
     ap.add_argument("--features", type=int, default=20_000)
     ap.add_argument("--nnz", type=int, default=60)
@@ -135,6 +139,11 @@ def main(argv=None):
         if not os.path.exists(syn):
             G.generate(syn, a.rows, a.features, a.nnz, seed=1)
         runs.append((f"synthetic {a.rows} x {a.features}", syn, ("-s 2", "-s 0")))
+    if a.web:
+        web = os.path.join(a.workdir, "web-49749")
+        if not os.path.exists(web):
+            G.write_dense(web, *G.web_rows())
+        runs.append(("web", web, ("-s 2", "-s 0")))
     if a.only:
         keep = set(a.only.split(","))
         runs = [r for r in runs if r[0].split()[0] in keep]

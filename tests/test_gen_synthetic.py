@@ -71,3 +71,18 @@ def test_sensor_rows_have_ijcnn1s_shape_and_few_support_vectors(tmp_path):
     model = train(fit, TrainParams(solver="smo", kernel_type=2, gamma=2.0, C=32.0))
     assert model.SV.n_rows < 0.4 * 4000
     assert np.mean(model.predict(held) == held.labels) > 0.93      # (all negative: 0.90)
+
+
+def test_web_rows_have_w8as_shape():
+    """web_rows (bench_param_search --web): 0/1 features, about 11 set a row
+    with a few common and many rare features, 3 % positives; the same seed
+    gives the same rows."""
+    G = _gen_synthetic()
+    X, y = G.web_rows(5000, seed=4)
+    assert X.shape == (5000, 300) and set(np.unique(X)) == {0.0, 1.0}
+    assert 10 < X.sum(axis=1).mean() < 12.5
+    frequency = np.sort(X.mean(axis=0))[::-1]
+    assert frequency[0] > 20 * np.median(frequency)          # a power law, not uniform
+    assert 0.025 < np.mean(y > 0) < 0.035
+    X2, y2 = G.web_rows(5000, seed=4)
+    assert np.array_equal(X, X2) and np.array_equal(y, y2)
