@@ -16,9 +16,9 @@ training rows):
   -c 2 -g 2).
 
 Kernel values are written with ``--digits`` significant digits (17 by
-default, so they read back exactly; svm-train's reader converts numbers of
-more than 15-16 digits exactly in Python, which costs about a microsecond
-each: most of the reading of such a file).
+default, so they read back exactly; svm-train's reader converts those in
+numba by the Eisel-Lemire algorithm, numbers of more than 18 digits in
+Python at about a microsecond each).
 
 Each line is trained by svm-train (``-t 4``, LIBSVM's own line, so ``-s smo``)
 and by /usr/bin/svm-train, alternating, ``--repeats`` times after one

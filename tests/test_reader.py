@@ -530,11 +530,15 @@ def test_fast_path_edge_cases():
 
 def test_common_numbers_take_the_fast_path():
     for text in [b"0.123456", b"1", b"-1", b"+1", b".5", b"1e-3", b"2.5E+2", b"1e23", b"-0",
-                 b"123456789012345", b"0.000001", b"3.14159265358979"]:
+                 b"123456789012345", b"0.000001", b"3.14159265358979",
+                 # beyond Clinger's path: Eisel-Lemire (17-digit repr, large exponents, many leading zeros)
+                 b"0.12345678901234567", b"1e300", b"9007199254740993", b"-2.2250738585072014e-308",
+                 b"0.000000000000000000001234", b"1.7976931348623157e308"]:
         v, fast = _kernel_number(text)
         assert fast, text
         assert struct.pack("<d", v) == struct.pack("<d", float(text)), text
-    for text in [b"0.1234567890123456789", b"1e300", b"4.9e-324", b"9007199254740993"]:
+    # more than 18 significant digits, subnormal, overflowing: Python's float
+    for text in [b"0.1234567890123456789", b"4.9e-324", b"1e-310", b"1e400"]:
         assert not _kernel_number(text)[1], text
 
 

@@ -19,13 +19,16 @@ must be followed by whitespace, ``#`` or the end of the line.
 ``inf``, ``infinity`` and ``nan`` (any case, signed) are recognised only to
 be rejected with a specific error.
 
-Numbers are converted with Clinger's fast path: at most 18 mantissa digits
-(leading zeros included) give an exact int64 ``m``; when ``m < 2^53`` and
-the decimal exponent ``e`` has an exactly representable power of ten
-(``|e| <= 22``, or ``m * 10^(e-22)`` still an exact integer below 2^53),
-``m * 10^e`` or ``m / 10^-e`` is one correctly rounded IEEE operation on
-exact operands, i.e. the same double as C's ``strtod``. Any other number
-("slow" token) is copied into a side buffer (``slow_text``, tokens separated
+Numbers are converted with Clinger's fast path: at most 18 significant
+mantissa digits give an exact int64 ``m``; when ``m < 2^53`` and the
+decimal exponent ``e`` has an exactly representable power of ten (``|e| <=
+22``, or ``m * 10^(e-22)`` still an exact integer below 2^53), ``m * 10^e``
+or ``m / 10^-e`` is one correctly rounded IEEE operation on exact
+operands, i.e. the same double as C's ``strtod``. The other numbers of at
+most 18 significant digits (Python's 17-digit ``repr``, large exponents)
+go through the Eisel-Lemire algorithm (:mod:`._decimal_kernels`), also
+correctly rounded. Any other number (more digits, a subnormal or
+overflowing result: "slow" token) is copied into a side buffer (``slow_text``, tokens separated
 by a space) with its output slot (``slow_slot``: a position in ``values``,
 or ``-(row+1)`` for a label); the caller converts those with Python's
 ``float`` (also correctly rounded) and stores them.
@@ -41,6 +44,7 @@ from numba import njit
 
 from .._numba.options import twin
 from .._numba._sort_kernels import argsort_range
+from ._decimal_kernels import eisel_lemire
 
 # Error codes (the caller turns them into messages).
 OK = 0
@@ -295,10 +299,12 @@ def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
                     c = _b(buf, i)
                 m = np.int64(0)
                 nd = 0            # mantissa digits (leading zeros included)
+                sig = 0           # significant digits (from the first nonzero one)
                 d = c - 48
                 while d >= 0 and d <= 9:
                     m = m * 10 + d
                     nd += 1
+                    sig += m != 0
                     i += 1
                     d = _b(buf, i) - 48
                 exp10 = np.int64(0)
@@ -308,6 +314,7 @@ def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
                     while d >= 0 and d <= 9:
                         m = m * 10 + d
                         nd += 1
+                        sig += m != 0
                         exp10 -= 1
                         i += 1
                         d = _b(buf, i) - 48
@@ -350,24 +357,22 @@ def parse_lines(buf, i, end, line, row, z, n_slow, n_text,
                         exp10 -= e
                     else:
                         exp10 += e
-                if nd > 18:                   # m may have overflowed
+                if sig > 18:                  # m may have overflowed
                     st = _NUM_SLOW
                 elif m == 0:
                     v = 0.0                   # -0.0 below when negative
-                elif m >= _TWO53:
-                    st = _NUM_SLOW
-                elif exp10 >= 0:
-                    if exp10 <= 22:
-                        v = np.float64(m) * POW10[exp10]
-                    elif exp10 <= 22 + 15 and m <= (_TWO53 - 1) // _POW10_INT[exp10 - 22]:
-                        # m * 10^(exp10-22) is still an exact integer below 2^53
-                        v = np.float64(m * _POW10_INT[exp10 - 22]) * POW10[22]
-                    else:
-                        st = _NUM_SLOW
-                elif exp10 >= -22:
+                elif m < _TWO53 and exp10 >= 0 and exp10 <= 22:
+                    v = np.float64(m) * POW10[exp10]
+                elif m < _TWO53 and exp10 > 22 and exp10 <= 22 + 15 and \
+                        m <= (_TWO53 - 1) // _POW10_INT[exp10 - 22]:
+                    # m * 10^(exp10-22) is still an exact integer below 2^53
+                    v = np.float64(m * _POW10_INT[exp10 - 22]) * POW10[22]
+                elif m < _TWO53 and exp10 < 0 and exp10 >= -22:
                     v = np.float64(m) / POW10[-exp10]
                 else:
-                    st = _NUM_SLOW
+                    ok, v = eisel_lemire(m, exp10)
+                    if not ok:                # subnormal or overflowing: Python's float
+                        st = _NUM_SLOW
                 if neg:
                     v = -v
                 break

@@ -36,8 +36,10 @@ output arrays must grow), which releases the GIL; the
 ranges run on a small thread pool while this thread reads (and
 decompresses) the next block. Results are taken in file order, so line
 numbers, chunk order and "the first error" are the same as in a serial read.
-Numbers that the kernel cannot convert exactly by Clinger's fast path are
-converted here with ``float()`` (correctly rounded, like C's ``strtod``).
+The kernel converts numbers of up to 18 significant digits exactly
+(Clinger's fast path, else Eisel-Lemire); the rest (more digits, subnormal
+or overflowing results) are converted here with ``float()`` (correctly
+rounded, like C's ``strtod``).
 ``iter_chunks`` hands out the kernel's arrays (views, no copy);
 ``read_libsvm`` copies each range into one set of growing result arrays and
 reuses the kernel's arrays, so it never holds the data twice.
