@@ -59,8 +59,9 @@ class TrainParams:
     batch_size: int = option(1, "-k", type=int, help="Mini-batch size (pegasos, asset).")
     seed: int = option(1, "--seed", type=int, help="Seed of every random choice.")
     fold_style: str = option("seed", "--folds", choices=("seed", "libsvm"), recorded_when_set=True, help=(
-        "Cross-validation folds (-v, --grid): seed: stratified, drawn from --seed; libsvm: LIBSVM's svm-train "
-        "-v folds row for row (glibc's rand(), seed 1), the default of svm-grid, svm-easy and LIBSVM command lines."))
+        "Cross-validation folds (-v, --grid, -b 1's internal ones): seed: stratified, drawn from --seed; libsvm: "
+        "LIBSVM's svm-train folds row for row (glibc's rand(), seed 1), the default of svm-grid, svm-easy and "
+        "LIBSVM command lines."))
     average: bool = option(None, "--average/--no-average", help=(
         "Average the iterates of the last half of the run (pegasos, asset; default on)."))
     task: str = option("c", "--task", choices=tuple(NAMES), help=(

@@ -248,11 +248,11 @@ def test_foreign_line_is_read_with_the_solver_of_its_row(tool, line, data, expec
 # without a named solver make the line LIBSVM's; with -s NAME, a flag LIBSVM lacks
 # (-C, -B) or on an SVMlight line they keep their meaning there
 TRANSLATES = [
-    ("-b 1 -c 1", "-s smo -b 1 -c 1"),
+    ("-b 1 -c 1", "-s smo -b 1 -c 1 --folds libsvm"),
     ("-m 100", "-s smo -m 100"),
     ("-h 0", "-s smo --shrinking 0"),
     ("-h 1 -c 2", "-s smo -c 2 --shrinking 1"),
-    ("-s 0 -b 1", "-s smo -b 1"),
+    ("-s 0 -b 1", "-s smo -b 1 --folds libsvm"),
     ("-s 2 -n 0.1 -h 0", "-s smo --task o --nu 0.1 -e 0.001 --shrinking 0"),
     ("-s 3 -p 0.2 -m 50", "-s smo --task r -p 0.2 -m 50"),
     ("-s 1 -n 0.5 -B 1", "-s dcd --task c --loss squared-hinge -B 1"),
@@ -267,7 +267,7 @@ TRANSLATES = [
     ("-z c -c 1 -b 1", "-s smo -c 1 --task c -t 0"),
     ("-z c -c 1 -b 0", "-s dcd -c 1 --task c"),
     ("-c 1 -b 1 -m 40 -h 100 -x 0", "-s smo -c 1 -m 40 -t 0"),
-    ("--grid -b 1", "-s smo --grid -b 1"),
+    ("--grid -b 1", "-s smo --grid -b 1 --folds libsvm"),
     ("--penalty l1 -c 2", "-s cdn --penalty l1 -c 2"),       # as kernel options choose smo
     ("-s 6 -B 1", "-s cdn --task c --loss log -B 1"),
 ]

@@ -230,3 +230,53 @@ def test_svr_b1_needs_a_model_with_sigma(tmp_path):
     r = CliRunner().invoke(predict_main, ["-b", "1", str(data), str(tmp_path / "m"), str(tmp_path / "out")])
     assert r.exit_code == 2 and "no noise model (train it with -b 1" in r.output
     assert not (tmp_path / "out").exists()
+
+
+def _libsvm_probabilities(path, options):
+    """probA, probB (classification) or sigma (regression) of libsvm-official's -b 1 run, rand() at seed 1."""
+    from libsvm import svmutil as util
+    y, x = util.svm_read_problem(str(path))
+    reset_c_rand()
+    m = util.svm_train(y, x, options + " -b 1 -q")
+    if "-s 3" in options:
+        return np.array([m.get_svr_probability()]), None
+    k = m.get_nr_class()
+    pairs = k * (k - 1) // 2
+    return np.array([m.probA[p] for p in range(pairs)]), np.array([m.probB[p] for p in range(pairs)])
+
+
+@pytest.mark.parametrize("case,options,rel", [
+    ("heart", "-c 10 -g 0.5", 1e-9),
+    ("heart3", "-c 4 -g 0.3", 1e-3),            # three pairs, each fold's solve to -e
+    ("heart", "-s 1 -n 0.4 -g 0.5", 1e-6),      # nu-SVC
+    ("heart", "-s 3 -c 4 -g 0.5", 1e-9),        # epsilon-SVR's Laplace sigma
+])
+def test_libsvm_b1_lines_fit_libsvms_probabilities(tmp_path, case, options, rel):
+    """A LIBSVM -b 1 line trains its sigmoids (or sigma) on LIBSVM's folds
+    (--folds libsvm): per pair, glibc's rand() shuffle, five folds, the
+    class-grouped sub-problems of svm_binary_svc_probability; probA and
+    probB are LIBSVM's to the solver's tolerance. svmtrain's own line keeps
+    its seeded folds (a different, equally valid fit)."""
+    pytest.importorskip("libsvm")
+    from svmtrain.cli.train import main as train_main
+    data = tmp_path / "data"
+    with lzma.open(bundled("heart_scale.xz"), "rt") as f:
+        lines = f.read().splitlines()
+    if case == "heart3":                         # every third +1 row relabelled 2
+        lines = [("2" + line[2:] if i % 3 == 2 and line.startswith("+1") else line) for i, line in enumerate(lines)]
+    data.write_text("\n".join(lines) + "\n")
+    want_a, want_b = _libsvm_probabilities(data, options)
+    model_path = tmp_path / "m"
+    r = CliRunner().invoke(train_main, ["-q", "-b", "1", *options.split(), str(data), str(model_path)])
+    assert r.exit_code == 0, r.output
+    model = load_model(model_path)
+    if want_b is None:
+        assert model.laplace_sigma == pytest.approx(want_a[0], rel=rel)
+        return
+    np.testing.assert_allclose(model.prob_A, want_a, rtol=rel)
+    np.testing.assert_allclose(model.prob_B, want_b, rtol=rel, atol=1e-9)
+    if options.startswith("-c"):                # C-SVC: svmtrain's own line (-s smo) on its seeded folds
+        own = CliRunner().invoke(train_main, ["-q", "-b", "1", "-s", "smo", *options.split(), str(data),
+                                              str(tmp_path / "own")])
+        assert own.exit_code == 0, own.output
+        assert not np.allclose(load_model(tmp_path / "own").prob_A, want_a, rtol=1e-3)

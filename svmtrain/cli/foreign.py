@@ -234,8 +234,8 @@ def translate_train(args, command):
                              "(or LIBLINEAR's -s 11|12|13); SVMlight's -p (transduction) is --transduction FRACTION")
     _solver_of(line, libsvm_flags)
     _probability_or_bias(line, libsvm_flags)
-    if libsvm_line and line.has("-v") and not line.has("--folds"):
-        line.options.append(["--folds", ["libsvm"]])         # LIBSVM's -v: its folds, row for row
+    if libsvm_line and (line.has("-v") or line.value("-b") == "1") and not line.has("--folds"):
+        line.options.append(["--folds", ["libsvm"]])         # LIBSVM's -v and -b 1: its folds, row for row
     if shrinking in ("0", "1") and line.value("-s") == "smo" and not line.has("--shrinking"):
         line.options.append(["--shrinking", [shrinking]])     # LIBSVM's shrinking, which -s smo follows
     return line.args()

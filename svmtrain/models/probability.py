@@ -128,12 +128,18 @@ LAPLACE_LINE = ("Prob. model for test data: target value = predicted value + z,\
                 "z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma=")
 
 
-def fit_probability(data, params, model, train, source=None, log=None):
+def fit_probability(data, params, model, train, source=None, log=None, solver=None):
     """-b 1 after training ``model`` on ``data``: a regression model's
     Laplace sigma (:func:`fit_laplace`), a classifier's Platt sigmoids
-    (:func:`fit_platt`)."""
+    (:func:`fit_platt`; on LIBSVM's folds, ``--folds libsvm``, by the
+    ``solver`` module's own LIBSVM procedure when it has one: its
+    ``PROBABILITY``, "module:function")."""
     if getattr(model, "task", "c") == "r":
         return fit_laplace(data, params, model, train, source, log)
+    hook = getattr(solver, "PROBABILITY", None) if params.fold_style == "libsvm" else None
+    if hook is not None and not getattr(model, "logistic", False):
+        from ..solvers import load
+        return load(hook)(data, params, model, data.n_features)
     return fit_platt(data, params, model, train, source)
 
 
@@ -146,18 +152,28 @@ def held_out_scores(data, params, n_columns, train, source=None, n_labels=None):
     import dataclasses
     from ..data.dataset import take_rows
     n = data.n_rows
-    folds = min(PLATT_FOLDS, n)
-    fold_of = np.random.default_rng([params.seed, 1]).permutation(n) % folds
     inner = dataclasses.replace(params, probability=False)
     scores = np.zeros((n, n_columns))
-    for k in range(folds):
-        rows = np.flatnonzero(fold_of != k)
-        held = np.flatnonzero(fold_of == k)
+    for rows, held in _platt_splits(data, params):
         if len(rows) == 0 or (n_labels is not None and len(np.unique(data.labels[rows])) < n_labels):
             continue
         fold_model = train(take_rows(data, rows), inner, n_features=data.n_features, source=source)
         scores[held] = fold_model.decision_function(take_rows(data, held))
     return scores
+
+
+def _platt_splits(data, params):
+    """[(training rows, held-out rows)] of the PLATT_FOLDS internal folds:
+    drawn from params.seed, or with ``--folds libsvm`` LIBSVM's (its plain
+    shuffle by glibc's rand(), as svm_svr_probability's cross-validation:
+    training rows in LIBSVM's order)."""
+    n = data.n_rows
+    folds = min(PLATT_FOLDS, n)
+    if params.fold_style == "libsvm":
+        from ..training.libsvm_folds import libsvm_splits
+        return libsvm_splits(data.labels, folds, stratified=False)
+    fold_of = np.random.default_rng([params.seed, 1]).permutation(n) % folds
+    return [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(folds)]
 
 
 def fit_platt(data, params, model, train, source=None):

@@ -128,7 +128,7 @@ def train(data, params, progress=None, log=None, n_features=None, source=None, m
         model = _train_linear(solver, data, order, problems, d, params, progress, log, monitor, warm_start)
     if params.probability:
         from ..models.probability import fit_probability
-        fit_probability(data, params, model, train, source=source, log=log)
+        fit_probability(data, params, model, train, source=source, log=log, solver=solver)
     n_reg = len(np.unique(data.qid)) if params.task == RANKING else None
     return finish_model(model, params, data.n_rows, start, n_reg=n_reg)
 

@@ -52,6 +52,8 @@ GRID_PATH = True
 # -v solves its folds over one kernel matrix of all the rows when it fits in -m (its hook: the
 # out-of-fold labels, or None to train fold by fold)
 CROSS_VALIDATION = "svmtrain.solvers.kernel.smo_path:cross_val_predict"
+# -b 1 on LIBSVM's folds (--folds libsvm): LIBSVM's per-pair Platt procedure
+PROBABILITY = "svmtrain.solvers.kernel.smo_probability:libsvm_platt"
 STEPS_PER_CALL = 20000      # SMO steps between progress reports
 # --working-set's default: LIBSVM's pair steps (2) below BATCHED_MIN_VARS
 # variables, the batched decomposition of BATCHED_Q variables per round from
