@@ -10,7 +10,9 @@ dtypes allow, see :mod:`svmtrain.data.arrays`), work in ``Pipeline`` and
 portable model file that ``svm-predict`` reads.
 
 Parameters map to the command line's: ``C`` (-c), ``loss`` (--loss),
-``kernel`` (-t: "linear", "poly", "rbf", "sigmoid"), ``gamma`` (-g; None
+``kernel`` (-t: "linear", "poly", "rbf", "sigmoid", "precomputed": X is
+then the kernel matrix, n_samples x n_samples at fit and n_test x
+n_samples at predict, as scikit-learn's SVC; solver="smo"), ``gamma`` (-g; None
 is 1/n_features), ``degree`` (-d), ``coef0`` (-r), ``tol`` (-e; None is
 the solver's default), ``max_iter`` (--max-iter), ``bias`` (-B; the
 intercept's constant feature, regularised as LIBLINEAR's, < 0 for none;
@@ -35,7 +37,7 @@ from .params import TrainParams
 from .solvers import declaration
 from .run import run
 
-KERNELS = {"linear": None, "poly": 1, "rbf": 2, "sigmoid": 3}
+KERNELS = {"linear": None, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 
 # scikit-learn checks that fail for a sound reason (check name -> reason), per estimator class
 EXPECTED_FAILED_CHECKS = {
@@ -117,10 +119,13 @@ class _SVMBase(BaseEstimator):
         seed = self.random_state
         if seed is not None and not isinstance(seed, (int, np.integer)):
             raise ValueError("random_state must be an int or None (svmtrain's --seed)")
+        kernel_type = KERNELS[self.kernel]
+        if kernel_type is None and declaration(self.solver).kernel == "always":
+            kernel_type = 0         # a kernel solver's own default is LIBSVM's RBF: "linear" is -t 0 there
         fields = dict(solver=self.solver, C=None if self.C is None else float(self.C), loss=self.loss, task=self._task,
-                      kernel_type=KERNELS[self.kernel], gamma=self.gamma,
+                      kernel_type=kernel_type, gamma=self.gamma,
                       degree=None if self.kernel != "poly" else int(self.degree),
-                      coef0=None if self.kernel in ("linear", "rbf") else float(self.coef0),
+                      coef0=None if self.kernel in ("linear", "rbf", "precomputed") else float(self.coef0),
                       eps=self.tol, max_iter=self.max_iter, seed=0 if seed is None else int(seed))
         if self.kernel == "linear" and declaration(self.solver).bias:
             fields["bias"] = float(self.bias)
@@ -152,9 +157,26 @@ class _SVMBase(BaseEstimator):
         self.n_iter_ = self._online_.steps
         return self
 
+    def _training_chunk(self, X, y=None, sample_weight=None):
+        """(the Chunk of the training rows, their n_features): with
+        kernel="precomputed" X is the square kernel matrix, made into LIBSVM's
+        -t 4 rows (column 0 the row's ID 1..n, column j its value against
+        row j, zeros kept)."""
+        if self.kernel != "precomputed":
+            return as_chunk(X, y, sample_weight=sample_weight), X.shape[1]
+        X = X.toarray() if hasattr(X, "toarray") else X
+        if X.shape[0] != X.shape[1]:
+            raise ValueError(f"kernel='precomputed' needs the square kernel matrix of the training rows "
+                             f"(got {X.shape[0]} x {X.shape[1]})")
+        ids = np.arange(1, X.shape[0] + 1, dtype=np.float64)[:, None]
+        return as_chunk(np.hstack([ids, X]), y, sample_weight=sample_weight, keep_zeros=True), X.shape[1] + 1
+
     def _chunk(self, X):
         check_is_fitted(self, "model_")
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        if self.kernel == "precomputed":        # kernel values against the training rows, column 0 unused
+            X = X.toarray() if hasattr(X, "toarray") else X
+            return as_chunk(np.hstack([np.zeros((X.shape[0], 1)), X]), keep_zeros=True)
         return as_chunk(X)
 
     def _scores(self, X):
@@ -184,6 +206,7 @@ class _SVMBase(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self.kernel == "precomputed"     # (cross-validation slices rows and columns)
         return tags
 
 
@@ -216,7 +239,7 @@ class SVMClassifier(ClassifierMixin, _SVMBase):
             if len(hit) == 0:
                 raise ValueError(f"class_weight names label {label!r}, not in the training data")
             weights[float(hit[0])] = float(w)
-        return self._fit_chunk(as_chunk(X, codes.astype(np.float64), sample_weight=sample_weight), X.shape[1],
+        return self._fit_chunk(*self._training_chunk(X, codes.astype(np.float64), sample_weight),
                                class_weights=weights, probability=bool(self.probability))
 
     @available_if(_SVMBase._learns_online)
@@ -323,7 +346,7 @@ class SVMRegressor(RegressorMixin, _SVMBase):
     def fit(self, X, y, sample_weight=None):
         """Train on X, y; ``sample_weight`` as :meth:`SVMClassifier.fit` (pegasos takes them)."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
-        return self._fit_chunk(as_chunk(X, y, sample_weight=sample_weight), X.shape[1], epsilon=float(self.epsilon))
+        return self._fit_chunk(*self._training_chunk(X, y, sample_weight), epsilon=float(self.epsilon))
 
     @available_if(_SVMBase._learns_online)
     def partial_fit(self, X, y, sample_weight=None):
@@ -351,7 +374,7 @@ class SVMOneClass(OutlierMixin, _SVMBase):
     def fit(self, X, y=None):
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         self.offset_ = 0.0           # decision_function = score_samples - offset_ (scikit-learn's convention)
-        return self._fit_chunk(as_chunk(X), X.shape[1], nu=float(self.nu), C=None)
+        return self._fit_chunk(*self._training_chunk(X), nu=float(self.nu), C=None)
 
     def score_samples(self, X):
         """The model's score w.x - rho (> 0 inside)."""

@@ -144,3 +144,67 @@ def test_ranker_and_regressor():
     y = X @ w + 2.0
     reg = SVMRegressor(C=10.0, epsilon=0.01, tol=1e-4).fit(sp.csr_matrix(X), y)
     assert reg.score(X, y) > 0.99
+
+
+def _heart_dense():
+    from svmtrain.io.reader import read_libsvm
+    from conftest import bundled
+    data = read_libsvm(bundled("heart_scale.xz"))
+    X = sp.csr_matrix((data.values, data.indices, data.indptr), shape=(data.n_rows, 13)).toarray()
+    return X, data.labels
+
+
+def test_precomputed_kernel_is_libsvms_and_scikit_learns():
+    """kernel="precomputed" (solver="smo", LIBSVM's -t 4): the kernel matrix
+    of the training rows at fit, test rows x training rows at predict, as
+    scikit-learn's SVC takes it: the same predictions as SVC, the decision
+    values of the linear kernel on the rows themselves, and scikit-learn's
+    cross-validation slices it as a pairwise input (the same scores as SVC)."""
+    from sklearn.model_selection import cross_val_score
+    from sklearn.svm import SVC
+    X, y = _heart_dense()
+    K = X @ X.T
+    tr, te = np.arange(200), np.arange(200, 270)
+    ours = SVMClassifier(solver="smo", kernel="precomputed").fit(K[np.ix_(tr, tr)], y[tr])
+    theirs = SVC(kernel="precomputed").fit(K[np.ix_(tr, tr)], y[tr])
+    assert np.array_equal(ours.predict(K[np.ix_(te, tr)]), theirs.predict(K[np.ix_(te, tr)]))
+    linear = SVMClassifier(solver="smo", kernel="linear").fit(X[tr], y[tr])
+    np.testing.assert_allclose(ours.decision_function(K[np.ix_(te, tr)]), linear.decision_function(X[te]),
+                               atol=1e-9)
+    assert np.array_equal(cross_val_score(SVMClassifier(solver="smo", kernel="precomputed"), K, y, cv=3),
+                          cross_val_score(SVC(kernel="precomputed"), K, y, cv=3))
+    with pytest.raises(ValueError, match="square kernel matrix"):
+        SVMClassifier(solver="smo", kernel="precomputed").fit(K[:, :100], y)
+    with pytest.raises(ValueError, match="smo"):
+        SVMClassifier(solver="dcd", kernel="precomputed").fit(K, y)
+
+
+def test_precomputed_kernel_keeps_zero_entries_and_regresses():
+    """Kernel values of 0 (orthogonal sparse rows) stay columns of the -t 4
+    rows; regression and the one-class SVM take the precomputed kernel too."""
+    rng = np.random.default_rng(3)
+    X = (rng.random((80, 40)) < 0.06).astype(float)
+    y = np.where(X[:, :20].sum(axis=1) >= X[:, 20:].sum(axis=1), 1.0, -1.0)
+    K = X @ X.T
+    assert np.count_nonzero(K == 0) > 1000
+    pre = SVMClassifier(solver="smo", kernel="precomputed").fit(K, y)
+    lin = SVMClassifier(solver="smo", kernel="linear").fit(X, y)
+    np.testing.assert_allclose(pre.decision_function(K), lin.decision_function(X), atol=1e-9)
+    z = X @ rng.normal(size=40)
+    pre_r = SVMRegressor(solver="smo", kernel="precomputed", epsilon=0.1).fit(K, z)
+    lin_r = SVMRegressor(solver="smo", kernel="linear", epsilon=0.1).fit(X, z)
+    np.testing.assert_allclose(pre_r.predict(K), lin_r.predict(X), atol=1e-9)
+    pre_o = SVMOneClass(solver="smo", kernel="precomputed", nu=0.3).fit(K)
+    lin_o = SVMOneClass(solver="smo", kernel="linear", nu=0.3).fit(X)
+    np.testing.assert_allclose(pre_o.score_samples(K), lin_o.score_samples(X), atol=1e-9)
+
+
+def test_linear_kernel_on_a_kernel_solver_is_the_linear_kernel():
+    """kernel="linear" with solver="smo" (whose own default is LIBSVM's RBF)
+    trains -t 0: scikit-learn's SVC(kernel="linear") to the solvers' tolerance."""
+    from sklearn.svm import SVC
+    X, y = _heart_dense()
+    ours = SVMClassifier(solver="smo", kernel="linear").fit(X, y)
+    assert ours.model_.kernel.code == 0
+    np.testing.assert_allclose(ours.decision_function(X), SVC(kernel="linear").fit(X, y).decision_function(X),
+                               atol=5e-3)

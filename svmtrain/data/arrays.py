@@ -15,18 +15,25 @@ def is_matrix(data):
     return isinstance(data, np.ndarray) or hasattr(data, "tocsr")
 
 
-def as_chunk(X, y=None, qid=None, sample_weight=None):
+def as_chunk(X, y=None, qid=None, sample_weight=None, keep_zeros=False):
     """A Chunk over the rows of ``X`` (2-D array or SciPy sparse), with
     labels/targets ``y`` (zeros when None), query ids ``qid`` (zeros when
-    None) and row weights ``sample_weight`` (None: all 1). ValueError for
-    non-finite values, negative weights, weights all 0 or a shape that is not 2-D."""
+    None) and row weights ``sample_weight`` (None: all 1). Zero values are
+    left out, as in LIBSVM files, unless ``keep_zeros`` (a precomputed
+    kernel's rows must hold every column). ValueError for non-finite
+    values, negative weights, weights all 0 or a shape that is not 2-D."""
     from .dataset import Chunk
     import scipy.sparse as sp
     if not hasattr(X, "tocsr"):
         X = np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (got {X.ndim} dimensions)")
-        X = sp.csr_matrix(X.astype(np.float64, copy=False))
+        if keep_zeros:              # every entry stored (csr_matrix of a dense array leaves zeros out)
+            n, m = X.shape
+            X = sp.csr_matrix((np.ascontiguousarray(X, np.float64).ravel(), np.tile(np.arange(m, dtype=np.int32), n),
+                               np.arange(n + 1, dtype=np.int64) * m), shape=(n, m))
+        else:
+            X = sp.csr_matrix(X.astype(np.float64, copy=False))
     X = X.tocsr()
     if X.dtype != np.float64 or X.indices.dtype != np.int32 or not X.has_sorted_indices:
         X = sp.csr_matrix((X.data.astype(np.float64), X.indices.astype(np.int32), X.indptr), shape=X.shape)
@@ -36,7 +43,7 @@ def as_chunk(X, y=None, qid=None, sample_weight=None):
         raise ValueError("X contains NaN or infinity")
     if not (values.flags.writeable and indices.flags.writeable):
         values, indices = values.copy(), indices.copy()
-    if np.any(values == 0.0):                       # explicit zeros: LIBSVM files never hold them
+    if not keep_zeros and np.any(values == 0.0):    # explicit zeros: LIBSVM files never hold them
         keep = values != 0.0
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
         counts = np.bincount(rows[keep], minlength=X.shape[0])
