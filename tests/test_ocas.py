@@ -429,6 +429,11 @@ def test_sparse_cuts_against_numpy(small, nb):
     np.testing.assert_allclose(w_c, alpha @ cuts, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(w_d, w_c - w_b, rtol=1e-13)
     np.testing.assert_allclose(dots, [w_c @ w_c, w_d @ w_d, w_b @ w_d], rtol=1e-12)
+    # the blocks change nothing: every feature sums its terms in cut order (bitwise the same w_c)
+    for other in (1, 2, 5):
+        w_c2, w_d2 = np.full(d, np.nan), np.full(d, np.nan)
+        K.combine_mixed(A, sp_start, sp_len, pidx, pval, alpha, k, w_b, w_c2, w_d2, other)
+        np.testing.assert_array_equal(w_c2, w_c)
 
 
 def test_dense_form_keeps_sparse_cuts_sparse(wide):

@@ -320,9 +320,12 @@ def _column_sums(part):
 @njit(cache=True, nogil=True, parallel=PRANGE)
 def combine_mixed_kernel(A, sp_start, sp_len, pidx, pval, alpha, k, w_b, w_c, w_d, nb):
     """``combine_cuts`` over a buffer holding sparse cuts (see
-    ``gram_row_mixed_kernel``): the dense active cuts are added as there
-    (parallel over feature blocks), then the sparse active ones scattered,
-    O(nnz) each; then w_d = w_c - w_b and the three products."""
+    ``gram_row_mixed_kernel``): per block of features (in parallel) the
+    dense active cuts are added as there, then the sparse active ones
+    scattered, each cut's entries in the block found by bisection of its
+    ascending indices, O(nnz) in all; every feature sums its terms in cut
+    order, dense cuts first, so the blocks change nothing. Then w_d = w_c -
+    w_b and the three products."""
     dd = w_c.shape[0]
     part = np.zeros((nb, 3))
     for fb in prange(nb):
@@ -335,12 +338,15 @@ def combine_mixed_kernel(A, sp_start, sp_len, pidx, pval, alpha, k, w_b, w_c, w_
                 Aj = A[j]
                 for q in range(lo, hi):
                     w_c[q] += aj * Aj[q]
-    for j in range(k):
-        aj = alpha[j]
-        if aj > 0.0 and sp_len[j] >= 0:
-            st = sp_start[j]
-            for t in range(st, st + sp_len[j]):
-                w_c[pidx[t]] += aj * pval[t]
+        for j in range(k):
+            aj = alpha[j]
+            if aj > 0.0 and sp_len[j] >= 0:
+                st = sp_start[j]
+                end = st + sp_len[j]
+                t = st + np.searchsorted(pidx[st:end], lo)
+                while t < end and pidx[t] < hi:
+                    w_c[pidx[t]] += aj * pval[t]
+                    t += 1
     for fb in prange(nb):
         lo, hi = _block(fb, nb, dd)
         _difference_products(w_c, w_b, w_d, lo, hi, part[fb])
