@@ -37,8 +37,9 @@ whatever the load (svm-train's path runs its folds on two threads). A
 server run whose client used more than 0.3 CPU seconds ran in its own
 process (no server answered): it is run again. svm-train runs once untimed
 first so numba has compiled. Reported: both programs' ``Best C = ...  CV
-accuracy = ...%`` lines (the folds differ: LIBLINEAR deals rows at random,
-svmtrain stratifies by class) and the load averages before and after each
+accuracy = ...%`` lines (the same folds since stop 41: a LIBLINEAR ``-C``
+line takes ``--folds liblinear``; before, svmtrain stratified its own) and
+the load averages before and after each
 line. ``--own-only``: no server runs. ``--svm-train CMD``: another
 svm-train (e.g. a wrapper running an older checkout, for before/after).
 """

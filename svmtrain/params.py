@@ -58,10 +58,12 @@ class TrainParams:
                               "its kernel rows at most -T times the rows).")
     batch_size: int = option(1, "-k", type=int, help="Mini-batch size (pegasos, asset).")
     seed: int = option(1, "--seed", type=int, help="Seed of every random choice.")
-    fold_style: str = option("seed", "--folds", choices=("seed", "libsvm"), recorded_when_set=True, help=(
-        "Cross-validation folds (-v, --grid, -b 1's internal ones): seed: stratified, drawn from --seed; libsvm: "
-        "LIBSVM's svm-train folds row for row (glibc's rand(), seed 1), the default of svm-grid, svm-easy and "
-        "LIBSVM command lines."))
+    fold_style: str = option("seed", "--folds", choices=("seed", "libsvm", "liblinear"), recorded_when_set=True,
+                             help=(
+        "Cross-validation folds (-v, -C, --grid, -b 1's internal ones): seed: stratified, drawn from --seed; "
+        "libsvm: LIBSVM's svm-train folds row for row (glibc's rand(), seed 1), the default of svm-grid, svm-easy "
+        "and LIBSVM command lines; liblinear: LIBLINEAR's train folds (its unstratified shuffle by the same "
+        "rand()), the default of LIBLINEAR command lines with -v or -C."))
     average: bool = option(None, "--average/--no-average", help=(
         "Average the iterates of the last half of the run (pegasos, asset; default on)."))
     task: str = option("c", "--task", choices=tuple(NAMES), help=(

@@ -262,7 +262,7 @@ TRANSLATES = [
     ("-s smo -m 100", "-s smo -m 100"),
     ("-s pegasos -h 0", "-s pegasos"),
     ("-s dcd -b 0", "-s dcd"),
-    ("-C -s 2 -b 1", "-s dcd --task c --loss squared-hinge -C -b 1"),
+    ("-C -s 2 -b 1", "-s dcd --task c --loss squared-hinge -C -b 1 --folds liblinear"),
     ("-s 3 -B 1 -b 1", "-s dcd --task c --loss hinge -B 1 -b 1"),
     ("-z c -c 1 -b 1", "-s smo -c 1 --task c -t 0"),
     ("-z c -c 1 -b 0", "-s dcd -c 1 --task c"),
@@ -404,3 +404,42 @@ def test_svmguide1_predictions_agree_with_libsvm(tmp_path, line):
     assert header["solver"] == "smo"
     peer_pred, _ = peer({"heart": text}, "libsvm:" + line, "heart")
     assert np.mean(pred == peer_pred) >= 0.995
+
+
+@pytest.mark.parametrize("options", ["-s 2 -v 5 -e 0.0001", "-s 0 -v 5 -e 0.0001", "-s 3 -v 5 -e 0.0001",
+                                     "-s 1 -v 5", "-s 2 -v 3 -B 1 -e 0.0001"])
+def test_liblinear_v_lines_print_liblinears_rate(tmp_path, options):
+    """A LIBLINEAR -v line cross-validates on LIBLINEAR's folds (--folds
+    liblinear: its unstratified shuffle by glibc's rand(), seed 1, training
+    rows in its order): heart_scale's rate is liblinear-official's, digit
+    for digit."""
+    util = pytest.importorskip("liblinear.liblinearutil")
+    from reference import reset_c_rand
+    from svmtrain.cli.train import main as train_main
+    data = tmp_path / "heart"
+    with lzma.open(bundled("heart_scale.xz"), "rb") as f:
+        data.write_bytes(f.read())
+    y, x = util.svm_read_problem(str(data))
+    reset_c_rand()
+    theirs = util.train(y, x, options + " -q")
+    r = CliRunner().invoke(train_main, [*options.split(), str(data)])
+    assert r.exit_code == 0, r.output
+    assert f"Cross Validation Accuracy = {theirs:g}%" in r.output
+
+
+def test_liblinear_c_line_walks_liblinears_folds(tmp_path):
+    """-C on a LIBLINEAR line: LIBLINEAR's folds, so heart_scale's best C and
+    rate are liblinear-official's."""
+    util = pytest.importorskip("liblinear.liblinearutil")
+    from reference import reset_c_rand
+    from svmtrain.cli.train import main as train_main
+    data = tmp_path / "heart"
+    with lzma.open(bundled("heart_scale.xz"), "rb") as f:
+        data.write_bytes(f.read())
+    y, x = util.svm_read_problem(str(data))
+    reset_c_rand()
+    found = util.train(y, x, "-C -s 2 -q")         # (best C, best p: -1 for classification, best rate)
+    best_c, best_rate = found[0], found[-1]
+    r = CliRunner().invoke(train_main, ["-C", "-s", "2", str(data)])
+    assert r.exit_code == 0, r.output
+    assert f"Best C = {best_c:g}  CV accuracy = {100 * best_rate:g}%" in r.output      # (a fraction there)

@@ -214,6 +214,8 @@ def translate_train(args, command):
     libsvm_flags = [] if svmlight else _libsvm_flags(line)
     libsvm_line = bool(not svmlight and _is_libsvm(line, libsvm_flags) and _INT.match(line.value("-s") or "0")
                        and not any(line.has(f) for f in LIBLINEAR_ONLY))     # no named solver, no LIBLINEAR flag
+    liblinear_line = not svmlight and not libsvm_line and (any(line.has(f) for f in LIBLINEAR_ONLY)
+                                                           or bool(_INT.match(line.value("-s") or "")))
     shrinking = _check_help(line)
     if not svmlight:
         _ambiguous_nu(line, libsvm_flags)
@@ -236,6 +238,8 @@ def translate_train(args, command):
     _probability_or_bias(line, libsvm_flags)
     if libsvm_line and (line.has("-v") or line.value("-b") == "1") and not line.has("--folds"):
         line.options.append(["--folds", ["libsvm"]])         # LIBSVM's -v and -b 1: its folds, row for row
+    if liblinear_line and (line.has("-v") or line.has("-C")) and not line.has("--folds"):
+        line.options.append(["--folds", ["liblinear"]])      # LIBLINEAR's -v and -C: its folds, row for row
     if shrinking in ("0", "1") and line.value("-s") == "smo" and not line.has("--shrinking"):
         line.options.append(["--shrinking", [shrinking]])     # LIBSVM's shrinking, which -s smo follows
     return line.args()

@@ -297,11 +297,14 @@ def _solver_folds(data, params, fold_splits):
 def fold_splits(data, params, folds, source=None):
     """[(training rows, test rows)] of each of the ``folds`` folds of
     ``data``: with ``params.fold_style == "libsvm"`` LIBSVM's folds and row
-    order (:mod:`.libsvm_folds`; not for ranking, whose folds keep queries
-    whole), else :func:`fold_assignment`'s folds, rows in file order."""
-    if params.fold_style == "libsvm" and params.task != RANKING:
+    order (:mod:`.libsvm_folds`), with "liblinear" LIBLINEAR's (the same
+    unstratified shuffle for every task: its cross_validation and
+    find_parameters); neither for ranking, whose folds keep queries whole;
+    else :func:`fold_assignment`'s folds, rows in file order."""
+    if params.fold_style in ("libsvm", "liblinear") and params.task != RANKING:
         from .libsvm_folds import libsvm_splits
-        return libsvm_splits(data.labels, folds, stratified=params.task == CLASSIFICATION)
+        stratified = params.fold_style == "libsvm" and params.task == CLASSIFICATION
+        return libsvm_splits(data.labels, folds, stratified=stratified)
     fold_of = fold_assignment(data, params, folds, source)
     return [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(folds)]
 
