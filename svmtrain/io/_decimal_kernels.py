@@ -38,8 +38,6 @@ def _five_powers():
         else:
             five = 5 ** -q
             z = five.bit_length()
-            if (1 << (z - 1)) == five:      # (never: 5^k is not a power of two)
-                z -= 1
             b = 2 * z + 128 if q < -27 else z + 127
             p = (1 << b) // five + 1
             while p >= (1 << 128):
@@ -102,7 +100,7 @@ def eisel_lemire(m, q):
     t = q - SMALLEST_Q
     hi, lo = _mul_full(w, FIVE_HIGH[t])
     if (hi & _LOW9) == _LOW9:           # the low bits may carry: add the next 64 bits of 5^q
-        hi2, lo2 = _mul_full(w, FIVE_LOW[t])
+        hi2, _ = _mul_full(w, FIVE_LOW[t])
         lo = lo + hi2
         if hi2 > lo:
             hi = hi + _ONE
