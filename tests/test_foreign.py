@@ -406,6 +406,25 @@ def test_svmguide1_predictions_agree_with_libsvm(tmp_path, line):
     assert np.mean(pred == peer_pred) >= 0.995
 
 
+def _liblinear_official(tmp_path, options):
+    """(heart_scale's plain file, liblinear-official's train(options) on it, rand() at seed 1)."""
+    util = pytest.importorskip("liblinear.liblinearutil")
+    from reference import reset_c_rand
+    data = tmp_path / "heart"
+    with lzma.open(bundled("heart_scale.xz"), "rb") as f:
+        data.write_bytes(f.read())
+    y, x = util.svm_read_problem(str(data))
+    reset_c_rand()
+    return data, util.train(y, x, options + " -q")
+
+
+def _ours(args):
+    from svmtrain.cli.train import main as train_main
+    r = CliRunner().invoke(train_main, args)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
 @pytest.mark.parametrize("options", ["-s 2 -v 5 -e 0.0001", "-s 0 -v 5 -e 0.0001", "-s 3 -v 5 -e 0.0001",
                                      "-s 1 -v 5", "-s 2 -v 3 -B 1 -e 0.0001"])
 def test_liblinear_v_lines_print_liblinears_rate(tmp_path, options):
@@ -413,33 +432,13 @@ def test_liblinear_v_lines_print_liblinears_rate(tmp_path, options):
     liblinear: its unstratified shuffle by glibc's rand(), seed 1, training
     rows in its order): heart_scale's rate is liblinear-official's, digit
     for digit."""
-    util = pytest.importorskip("liblinear.liblinearutil")
-    from reference import reset_c_rand
-    from svmtrain.cli.train import main as train_main
-    data = tmp_path / "heart"
-    with lzma.open(bundled("heart_scale.xz"), "rb") as f:
-        data.write_bytes(f.read())
-    y, x = util.svm_read_problem(str(data))
-    reset_c_rand()
-    theirs = util.train(y, x, options + " -q")
-    r = CliRunner().invoke(train_main, [*options.split(), str(data)])
-    assert r.exit_code == 0, r.output
-    assert f"Cross Validation Accuracy = {theirs:g}%" in r.output
+    data, theirs = _liblinear_official(tmp_path, options)
+    assert f"Cross Validation Accuracy = {theirs:g}%" in _ours([*options.split(), str(data)])
 
 
 def test_liblinear_c_line_walks_liblinears_folds(tmp_path):
     """-C on a LIBLINEAR line: LIBLINEAR's folds, so heart_scale's best C and
     rate are liblinear-official's."""
-    util = pytest.importorskip("liblinear.liblinearutil")
-    from reference import reset_c_rand
-    from svmtrain.cli.train import main as train_main
-    data = tmp_path / "heart"
-    with lzma.open(bundled("heart_scale.xz"), "rb") as f:
-        data.write_bytes(f.read())
-    y, x = util.svm_read_problem(str(data))
-    reset_c_rand()
-    found = util.train(y, x, "-C -s 2 -q")         # (best C, best p: -1 for classification, best rate)
+    data, found = _liblinear_official(tmp_path, "-C -s 2")    # (best C, best p: -1 for classification, best rate)
     best_c, best_rate = found[0], found[-1]
-    r = CliRunner().invoke(train_main, ["-C", "-s", "2", str(data)])
-    assert r.exit_code == 0, r.output
-    assert f"Best C = {best_c:g}  CV accuracy = {100 * best_rate:g}%" in r.output      # (a fraction there)
+    assert f"Best C = {best_c:g}  CV accuracy = {100 * best_rate:g}%" in _ours(["-C", "-s", "2", str(data)])

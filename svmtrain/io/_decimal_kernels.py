@@ -15,9 +15,9 @@ give. Subnormal and overflowing results are left to the caller's slow path
 (it returns ``ok = False`` there), as are exponents outside [-342, 308].
 """
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
+
+from .._numba._bit_kernels import double_of, leading_zeros, mul_full
 
 SMALLEST_Q = -342
 LARGEST_Q = 308
@@ -50,36 +50,6 @@ def _five_powers():
 FIVE_HIGH, FIVE_LOW = _five_powers()
 
 
-@intrinsic
-def _mul_full(typingctx, a, b):
-    """(high, low) 64-bit halves of the 128-bit product of two uint64."""
-    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
-
-    def codegen(context, builder, signature, args):
-        i128 = ir.IntType(128)
-        p = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
-        lo = builder.trunc(p, ir.IntType(64))
-        hi = builder.trunc(builder.lshr(p, ir.Constant(i128, 64)), ir.IntType(64))
-        return context.make_tuple(builder, signature.return_type, [hi, lo])
-    return sig, codegen
-
-
-@intrinsic
-def _leading_zeros(typingctx, x):
-    """The number of leading zero bits of a nonzero uint64."""
-    def codegen(context, builder, signature, args):
-        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 1))
-    return types.uint64(types.uint64), codegen
-
-
-@intrinsic
-def _double_of_bits(typingctx, x):
-    """The float64 whose IEEE-754 bits are the uint64 ``x``."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return types.float64(types.uint64), codegen
-
-
 _ONE = np.uint64(1)
 _LOW9 = np.uint64(0x1FF)
 _HIDDEN = np.uint64(1 << 52)
@@ -95,12 +65,12 @@ def eisel_lemire(m, q):
     if q < SMALLEST_Q or q > LARGEST_Q:
         return False, 0.0
     w = np.uint64(m)
-    lz = _leading_zeros(w)
+    lz = leading_zeros(w)
     w = w << lz
     t = q - SMALLEST_Q
-    hi, lo = _mul_full(w, FIVE_HIGH[t])
+    hi, lo = mul_full(w, FIVE_HIGH[t])
     if (hi & _LOW9) == _LOW9:           # the low bits may carry: add the next 64 bits of 5^q
-        hi2, _ = _mul_full(w, FIVE_LOW[t])
+        hi2, _ = mul_full(w, FIVE_LOW[t])
         lo = lo + hi2
         if hi2 > lo:
             hi = hi + _ONE
@@ -122,4 +92,4 @@ def eisel_lemire(m, q):
     mantissa = mantissa & ~_HIDDEN
     if power2 >= 0x7FF:
         return False, 0.0
-    return True, _double_of_bits(mantissa | (np.uint64(power2) << np.uint64(52)))
+    return True, double_of(np.int64(mantissa | (np.uint64(power2) << np.uint64(52))))     # (sign bit 0)

@@ -178,10 +178,11 @@ TILE = 32
 @njit(cache=True, nogil=True, parallel=PRANGE)
 def gather_block(ws, index, slots, M, Kws, kept, symmetric):
     """Kws[a, b] = K(x_index[ws[a]], x_index[ws[b]]) from the cached rows
-    M[slots[a]]. With ``kept`` > 0 the members ws[:kept] are the last
-    round's ws[q - kept:], whose block Kws[q - kept:, q - kept:] still
-    holds their values: it is moved to Kws[:kept, :kept] and only the rest
-    is gathered. ``symmetric``: the cached rows are bitwise symmetric
+    M[slots[a]]. With ``kept`` > 0 (at most q / 2, so that the block's
+    old and new places do not overlap: the rows move in parallel) the
+    members ws[:kept] are the last round's ws[q - kept:], whose block
+    Kws[q - kept:, q - kept:] still holds their values: it is moved to
+    Kws[:kept, :kept] and only the rest is gathered. ``symmetric``: the cached rows are bitwise symmetric
     (every computed kernel: the dot products sum the same nonzero terms in
     the same order either way), so Kws[:kept, kept:] is copied from the
     new members' rows instead of read from the kept members' (a third

@@ -26,11 +26,10 @@ Kernel rows come from the shared LRU row cache
 every ``chunk`` iterations (for the progress bar).
 """
 import numpy as np
-from llvmlite import ir
-from numba import njit, prange, types
-from numba.extending import intrinsic
+from numba import njit
 
-from ..._numba.options import PRANGE, serial_twin
+from ..._numba._bit_kernels import bits_of, double_of
+from ..._numba.options import serial_twin
 from ...mercer.cache import fetch, fetch_serial, partial_row, partial_row_serial
 
 TAU = 1e-12
@@ -109,22 +108,6 @@ def _select_j(y, C, alpha, G, QD, act, m, i, g_max, K_i, index):
 # no data-dependent branch and run in SIMD lanes (measured 2-3x faster per
 # variable on 400-3000 variables). The equality is tested in tests/test_smo_block_select.py.
 
-@intrinsic
-def _bits(typingctx, x):
-    """The IEEE-754 bits of a float64, as an int64."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return types.int64(types.float64), codegen
-
-
-@intrinsic
-def _from_bits(typingctx, k):
-    """The float64 with the bits of an int64."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return types.float64(types.int64), codegen
-
-
 _MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
@@ -132,14 +115,14 @@ _MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
 def order_key(x):
     """An int64 that orders as the float64 ``x`` does (x not NaN; -0.0 and
     0.0 get the key of 0.0): negative numbers' magnitude bits flipped."""
-    b = _bits(x + 0.0)
+    b = bits_of(x + 0.0)
     return b ^ ((b >> 63) & _MAGNITUDE)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def key_value(k):
     """The float64 of an :func:`order_key` (0.0 for either zero)."""
-    return _from_bits(k ^ ((k >> 63) & _MAGNITUDE))
+    return double_of(k ^ ((k >> 63) & _MAGNITUDE))
 
 
 @njit(cache=True, nogil=True, inline="always")
