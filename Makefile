@@ -101,7 +101,7 @@ bench-sklearn: install
 	$(BIN)/python scripts/bench_sklearn.py
 
 bench-multiclass: install
-	$(BIN)/python scripts/bench_multiclass.py
+	$(BIN)/python scripts/bench_multiclass.py $(BENCH_MULTICLASS_ARGS)
 
 bench-l1: install
 	$(BIN)/python scripts/bench_l1.py --data a9a --data docstrings --data synthetic
