@@ -436,6 +436,61 @@ def test_sparse_cuts_against_numpy(small, nb):
         np.testing.assert_array_equal(w_c2, w_c)
 
 
+@pytest.mark.parametrize("lo,hi", [(0, 0), (0, 7), (3, 19), (0, 64), (5, 1000)])
+def test_dot_sums_eight_lanes_in_a_fixed_order(lo, hi):
+    """The kernels' dot product: eight interleaved partial sums combined
+    pairwise, then the tail; the same bits as that order written in Python."""
+    rng = np.random.default_rng(hi)
+    x, y = rng.normal(size=1000) * 1e3, rng.normal(size=1000)
+    lanes = [0.0] * 8
+    n8 = lo + ((hi - lo) // 8) * 8
+    for q in range(lo, n8):
+        lanes[(q - lo) % 8] += float(x[q] * y[q])
+    tail = 0.0
+    for q in range(n8, hi):
+        tail += float(x[q] * y[q])
+    want = (((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))) + tail
+    assert K._dot(x, y, lo, hi) == want
+    np.testing.assert_allclose(K._dot(x, y, lo, hi), x[lo:hi] @ y[lo:hi], rtol=1e-9, atol=1e-9)
+
+
+def test_gram_row_blocks_split_the_work_not_the_count():
+    """The Gram row's blocks are runs of consecutive cuts of about equal work
+    (a run's first cuts touch far more features than its late ones): every cut
+    in exactly one block, and the row bitwise the same for any block count."""
+    sp_len = np.array([-1, 9000, 4000, 900, 800, 850, 700, 760, 720, 690], np.int64)
+    d = 20000
+    k = len(sp_len)
+    work = np.where(sp_len >= 0, sp_len, d // K.DENSE_SPEEDUP + 1)
+    for nb in (1, 2, 3, 4, 16):
+        b = K._work_bounds(sp_len, k, d, nb)
+        assert b[0] == 0 and b[-1] == k and np.all(np.diff(b) >= 0)
+        per = np.add.reduceat(np.r_[work, 0], b[:-1])[:nb] * (np.diff(b) > 0)
+        # no block holds more than its share plus one cut's work
+        assert per.max() <= work.sum() / nb + work.max()
+    assert list(K._work_bounds(sp_len, k, d, 2)) == [0, 2, k]     # by count it would be [0, 5, k]
+    assert list(K._work_bounds(sp_len, 0, d, 3)) == [0, 0, 0, 0]
+    rng = np.random.default_rng(3)
+    cuts = np.zeros((k, d))
+    for j, ln in enumerate(sp_len):
+        cuts[j, rng.choice(d, d if ln < 0 else ln, replace=False)] = rng.normal(size=d if ln < 0 else ln)
+    A = np.where(sp_len[:, None] < 0, cuts, np.nan)
+    sp_start, pidx, pval, at = np.zeros(k, np.int64), np.empty(cuts.size, np.int32), np.empty(cuts.size), 0
+    for j in range(k):
+        if sp_len[j] >= 0:
+            sp_start[j] = at
+            at += K.sparsify(cuts[j], pidx, pval, at)
+    a = rng.normal(size=d)
+    rows = []
+    for nb in (1, 2, 3, 7):
+        h = np.full(k, np.nan)
+        K.gram_row_mixed(A, sp_start, sp_len, pidx, pval, k, a, nb, h)
+        rows.append(h)
+    np.testing.assert_allclose(rows[0], cuts @ a, rtol=1e-12)
+    for h in rows[1:]:
+        np.testing.assert_array_equal(h, rows[0])
+
+
 def test_dense_form_keeps_sparse_cuts_sparse(wide):
     """On wide sparse data the dense form stores the late cuts (few violators) sparse (the
     run is the row form's: test_row_form_follows_the_dense_form), each as its dense twin."""

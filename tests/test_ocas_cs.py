@@ -19,6 +19,7 @@ from svmtrain.errors import ParameterError
 from svmtrain.io.liblinear_format import read_liblinear_model
 from svmtrain.solvers.ocas import _ocas_cs_kernels as K
 from svmtrain.solvers.ocas import _ocas_kernels as KO
+from svmtrain.solvers.ocas import ocas_cs as OC
 from svmtrain.solvers.base import csr_arrays
 
 from test_crammer_singer import libsvm_text, multiclass_data
@@ -80,11 +81,54 @@ def test_products_and_weights(problem, nb, B):
     colptr, rows = Xc.indptr.astype(np.int64), Xc.indices.astype(np.int32)
     G = rng.normal(size=(n, M)) * (rng.random((n, M)) < 0.3)
     S = np.full((n, M), np.nan)
-    K.products(colptr, rows, Xc.data, B, G, S, np.empty((nb, n, M)), nb)
+    K.products(colptr, rows, Xc.data, B, G, S, np.empty((nb, n, M)), np.empty(n, np.int8), nb)
     np.testing.assert_allclose(S, Xt @ (Xt.T @ G), rtol=1e-11, atol=1e-11)
     W = np.full((d + 1, M), np.nan)
     K.weights(colptr, rows, Xc.data, B, G, W, nb)
     np.testing.assert_allclose(W, Xt.T @ G, rtol=1e-12, atol=1e-12)
+
+
+def products_every_term(colptr, rows, values, B, G):
+    """X~ X~' G as products_kernel with nb = 1 sums it, but adding every term
+    (zeros included): the plain loop its skipping of zero terms must match."""
+    n, M = G.shape
+    S = np.zeros((n, M))
+    for j in range(len(colptr) - 1):
+        w = np.zeros(M)
+        for p in range(colptr[j], colptr[j + 1]):
+            w += values[p] * G[rows[p]]
+        for p in range(colptr[j], colptr[j + 1]):
+            S[rows[p]] += values[p] * w
+    if B != 0.0:
+        w = np.zeros(M)
+        for i in range(n):
+            w += B * G[i]
+        S += B * w
+    return S
+
+
+@pytest.mark.parametrize("B", [0.0, 0.7])
+def test_products_skip_only_zero_terms(problem, B):
+    """A cut's G (two nonzeros in a violating row, none elsewhere, whole
+    columns of the data without a violator), a dense G and a zero G: the
+    products that skip zero rows and features are bitwise the sums of every
+    term with one block, and agree with them to rounding with more."""
+    indptr, indices, values, _, yi, cw, M, _, rng = problem
+    n, d = len(yi), 25
+    Xc = sp.csr_matrix((values, indices, indptr), shape=(n, d)).tocsc()
+    colptr, rows = Xc.indptr.astype(np.int64), Xc.indices.astype(np.int32)
+    yhat, G_cut = cut_of(rng.normal(size=(n, M)) * 2, yi, cw)
+    G_cut[np.diff(Xc[:, :2].tocsr().indptr) > 0] = 0.0      # no violator among the rows with features 0-1
+    assert 0 < np.count_nonzero(G_cut.any(axis=1)) < np.count_nonzero(yhat >= 0) < n
+    for G in (G_cut, rng.normal(size=(n, M)), np.zeros((n, M))):
+        want = products_every_term(colptr, rows, Xc.data, B, G)
+        S1 = np.full((n, M), np.nan)
+        K.products(colptr, rows, Xc.data, B, G, S1, np.empty((1, 1, 1)), np.empty(n, np.int8), 1)
+        np.testing.assert_array_equal(S1, want)
+        for nb in (2, 3):
+            S = np.full((n, M), np.nan)
+            K.products(colptr, rows, Xc.data, B, G, S, np.empty((nb, n, M)), np.empty(n, np.int8), nb)
+            np.testing.assert_allclose(S, want, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("nb", [1, 2, 7])
@@ -112,7 +156,7 @@ def test_two_pass_products_over_row_blocks(problem, nb, B):
     Xc = sp.csr_matrix((values, indices, indptr), shape=(n, d)).tocsc()
     colptr, rows = Xc.indptr.astype(np.int64), Xc.indices.astype(np.int32)
     S1, W1 = np.empty((n, M)), np.empty((d + 1, M))
-    K.products(colptr, rows, Xc.data, B, G, S1, np.empty((1, 1, 1)), 1)
+    K.products(colptr, rows, Xc.data, B, G, S1, np.empty((1, 1, 1)), np.empty(n, np.int8), 1)
     K.weights(colptr, rows, Xc.data, B, G, W1, 1)
     np.testing.assert_array_equal(S, S1)
     np.testing.assert_array_equal(Wt.T, W1)
@@ -147,10 +191,13 @@ def test_combine_directions_and_gram(problem, nb):
     indptr, indices, values, B, yi, cw, M, Xt, rng = problem
     n = len(yi)
     cuts = [cut_of(rng.normal(size=(n, M)), yi, cw) for _ in range(4)]
-    Yhat = np.array([c[0] for c in cuts], np.int16)         # as the cut buffer stores them
+    lists = OC.ViolatorLists(4)                              # as the form stores them
+    for j, c in enumerate(cuts):
+        lists.put(j, c[0].astype(float), j + 1)
+    v = (lists.start, lists.length, lists.rows, lists.cls)
     alpha = np.array([0.3, 0.0, 0.5, 0.2])
     G_c = np.full((n, M), np.nan)
-    K.combine(Yhat, alpha, 3, yi, cw, G_c, nb)                  # the first 3 cuts only
+    K.combine_lists(*v, alpha, 3, yi, cw, G_c, nb)              # the first 3 cuts only
     G_c_want = sum(a * c[1] for a, c in zip(alpha[:3], cuts[:3]))
     np.testing.assert_allclose(G_c, G_c_want, rtol=1e-14, atol=1e-14)
     G_b = rng.normal(size=(n, M))
@@ -164,8 +211,43 @@ def test_combine_directions_and_gram(problem, nb):
     np.testing.assert_allclose(G_d, G_c - G_b, rtol=1e-14)
     A_new = Xt.T @ cuts[3][1]
     out = np.full(4, np.nan)
-    K.gram(Yhat, 4, yi, cw, Xt @ A_new, out, nb)
+    K.gram_lists(*v, 4, yi, cw, Xt @ A_new, out, nb)
     np.testing.assert_allclose(out, [np.sum((Xt.T @ c[1]) * A_new) for c in cuts], rtol=1e-10)
+
+
+@pytest.mark.parametrize("nb", [1, 2, 3])
+def test_violator_lists_fill_compact_and_replace(problem, nb):
+    """The cuts' violator lists in a pool that fills, compacts and has a slot
+    replaced: each slot's rows and classes are its cut's, and combine_lists
+    and gram_lists over them equal the NumPy sums over the cuts' G."""
+    _, _, _, _, yi, cw, M, _, rng = problem
+    n, k = len(yi), 9
+    cuts = [cut_of(rng.normal(size=(n, M)) * s, yi, cw) for s in np.linspace(0.5, 3, k)]
+    cuts[4] = (np.full(n, -1), np.zeros((n, M)))           # a cut with no violator
+    lists = OC.ViolatorLists(12)
+    lists.rows, lists.cls = np.empty(40, np.int32), np.empty(40, np.int32)   # a small pool: compactions
+    for j in range(k):
+        lists.put(j, cuts[j][0].astype(float), j + 1)
+    cuts[2] = cut_of(rng.normal(size=(n, M)), yi, cw)      # slot 2 takes a new cut
+    lists.put(2, cuts[2][0].astype(float), k)
+    for j, (yhat, _) in enumerate(cuts):
+        seg = slice(lists.start[j], lists.start[j] + lists.length[j])
+        np.testing.assert_array_equal(lists.rows[seg], np.flatnonzero(yhat >= 0))
+        np.testing.assert_array_equal(lists.cls[seg], yhat[yhat >= 0])
+    assert lists.end <= sum(lists.length[:k]) + len(np.flatnonzero(cuts[2][0] >= 0))
+    alpha = np.array([0.3, 0.0, 0.5, 0.2, 0.1, 0.0, 0.05, 0.4, 0.25])
+    v = (lists.start, lists.length, lists.rows, lists.cls)
+    G_c = np.full((n, M), np.nan)
+    K.combine_lists(*v, alpha, k, yi, cw, G_c, nb)
+    np.testing.assert_allclose(G_c, sum(a * c[1] for a, c in zip(alpha, cuts)), rtol=1e-14, atol=1e-14)
+    S_new = rng.normal(size=(n, M))
+    h = np.full(k, np.nan)
+    K.gram_lists(*v, k, yi, cw, S_new, h, nb)
+    np.testing.assert_allclose(h, [np.sum(c[1] * S_new) for c in cuts], rtol=1e-12, atol=1e-12)
+    if nb > 1:                                              # the blocks change nothing
+        G_1 = np.empty((n, M))
+        K.combine_lists(*v, alpha, k, yi, cw, G_1, 1)
+        np.testing.assert_array_equal(G_c, G_1)
 
 
 @pytest.mark.parametrize("seed", range(6))

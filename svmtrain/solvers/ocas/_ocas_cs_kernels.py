@@ -36,16 +36,30 @@ from ._ocas_kernels import _block, _dot
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def products_kernel(colptr, rows, values, B, G, S, buf, nb):
+def products_kernel(colptr, rows, values, B, G, S, buf, live, nb):
     """S = X~ X~' G over the columns of X (CSC: ``colptr``, ``rows``,
     ``values``) and the constant feature B: for each feature j its weights
     w_j = sum_i x_ij G[i] (M numbers, never stored), then S[i] += x_ij w_j.
     One pass over the data, no (d+1) x M array: only G and S (n x M) are
     touched at random. Feature blocks add into their own n x M slice of
-    ``buf`` (nb, n, M), summed in block order (with nb == 1, S directly)."""
+    ``buf`` (nb, n, M), summed in block order (with nb == 1, S directly).
+
+    A cut's G is zero outside its violators' rows, so w_j skips the rows of
+    G that are zero (flagged first into the scratch ``live``, int8[n]) and a
+    feature whose rows are all such adds nothing to S. Both skip only terms
+    that are exactly 0, and a sum that starts at +0 is the same after adding
+    +-0: the same bits as adding every term."""
     n = G.shape[0]
     M = G.shape[1]
     d = colptr.shape[0] - 1
+    for rb in prange(nb):
+        lo, hi = _block(rb, nb, n)
+        for i in range(lo, hi):
+            flag = 0
+            for m in range(M):
+                if G[i, m] != 0.0:
+                    flag = 1
+            live[i] = flag
     for blk in prange(nb):
         out = S if nb == 1 else buf[blk]
         for i in range(n):
@@ -56,15 +70,18 @@ def products_kernel(colptr, rows, values, B, G, S, buf, nb):
         for j in range(lo, hi):
             p0 = colptr[j]
             p1 = colptr[j + 1]
-            if p0 == p1:
-                continue
+            touched = False
             for m in range(M):
                 w[m] = 0.0
             for p in range(p0, p1):
-                v = values[p]
                 i = rows[p]
-                for m in range(M):
-                    w[m] += v * G[i, m]
+                if live[i]:
+                    touched = True
+                    v = values[p]
+                    for m in range(M):
+                        w[m] += v * G[i, m]
+            if not touched:
+                continue
             for p in range(p0, p1):
                 v = values[p]
                 i = rows[p]
@@ -74,8 +91,9 @@ def products_kernel(colptr, rows, values, B, G, S, buf, nb):
             for m in range(M):
                 w[m] = 0.0
             for i in range(n):
-                for m in range(M):
-                    w[m] += B * G[i, m]
+                if live[i]:
+                    for m in range(M):
+                        w[m] += B * G[i, m]
             for i in range(n):
                 for m in range(M):
                     out[i, m] += B * w[m]
@@ -90,7 +108,7 @@ def products_kernel(colptr, rows, values, B, G, S, buf, nb):
                     S[i, m] = acc
 
 
-products = by_blocks(products_kernel, 7)
+products = by_blocks(products_kernel, 8)
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
@@ -261,10 +279,20 @@ def loss_at_kernel(yi, cw, S_b, S_d, t, nb):
 loss_at = by_blocks(loss_at_kernel, 5)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _first_at_or_after(rows, st, en, lo):
+    """The first position q in [st, en) with rows[q] >= lo (rows ascending there), else en."""
+    return st + np.searchsorted(rows[st:en], lo)
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def combine_kernel(Yhat, alpha, k, yi, cw, G_c, nb):
-    """G_c = sum_{j<k, alpha_j>0} alpha_j G_j, each cut's G from its yhat
-    row ``Yhat[j]`` (-1: the row does not violate)."""
+def combine_lists_kernel(v_start, v_len, v_rows, v_cls, alpha, k, yi, cw, G_c, nb):
+    """G_c = sum_{j<k, alpha_j>0} alpha_j G_j, each cut given by its
+    violators: cut j's rows v_rows[v_start[j]:v_start[j] + v_len[j]]
+    (ascending) and their most violating classes v_cls there (G_j is C_i
+    at (i, y_i) and -C_i at (i, v_cls) for those rows, 0 elsewhere).
+    O(violators of the active cuts); every entry adds its terms in cut
+    order, so the blocks change nothing."""
     n = G_c.shape[0]
     M = G_c.shape[1]
     for blk in prange(nb):
@@ -275,16 +303,46 @@ def combine_kernel(Yhat, alpha, k, yi, cw, G_c, nb):
         for j in range(k):
             aj = alpha[j]
             if aj > 0.0:
-                row = Yhat[j]
-                for i in range(lo, hi):
-                    m = int(row[i])
-                    if m >= 0:
-                        a = aj * cw[i]
-                        G_c[i, yi[i]] += a
-                        G_c[i, m] -= a
+                en = v_start[j] + v_len[j]
+                q = _first_at_or_after(v_rows, v_start[j], en, lo)
+                while q < en and v_rows[q] < hi:
+                    i = v_rows[q]
+                    a = aj * cw[i]
+                    G_c[i, yi[i]] += a
+                    G_c[i, v_cls[q]] -= a
+                    q += 1
 
 
-combine = by_blocks(combine_kernel, 6)
+combine_lists = by_blocks(combine_lists_kernel, 9)
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def gram_lists_kernel(v_start, v_len, v_rows, v_cls, k, yi, cw, S_new, out, nb):
+    """out[j] = A_j . A_new for j < k: sum over cut j's violators (given as
+    in ``combine_lists_kernel``) of C_i (S_new[i, y_i] - S_new[i, yhat_ji]),
+    S_new the scores of A_new; O(violators of the k cuts), each block's rows
+    ascending and the blocks' partial sums added in block order."""
+    n = S_new.shape[0]
+    part = np.zeros((nb, k))
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        for j in range(k):
+            en = v_start[j] + v_len[j]
+            q = _first_at_or_after(v_rows, v_start[j], en, lo)
+            acc = 0.0
+            while q < en and v_rows[q] < hi:
+                i = v_rows[q]
+                acc += cw[i] * (S_new[i, yi[i]] - S_new[i, v_cls[q]])
+                q += 1
+            part[blk, j] = acc
+    for j in range(k):
+        s = 0.0
+        for blk in range(nb):
+            s += part[blk, j]
+        out[j] = s
+
+
+gram_lists = by_blocks(gram_lists_kernel, 9)
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
@@ -315,32 +373,6 @@ def directions_kernel(G_c, G_b, S_b, G_d, S_d, nb):
 
 
 directions = by_blocks(directions_kernel, 5)
-
-
-@njit(cache=True, nogil=True, parallel=PRANGE)
-def gram_kernel(Yhat, k, yi, cw, S_new, out, nb):
-    """out[j] = A_j . A_new for j < k: sum over cut j's violators of
-    C_i (S_new[i, y_i] - S_new[i, yhat_ji]), S_new the scores of A_new."""
-    n = S_new.shape[0]
-    part = np.zeros((nb, k))
-    for blk in prange(nb):
-        lo, hi = _block(blk, nb, n)
-        for j in range(k):
-            row = Yhat[j]
-            acc = 0.0
-            for i in range(lo, hi):
-                m = int(row[i])
-                if m >= 0:
-                    acc += cw[i] * (S_new[i, yi[i]] - S_new[i, m])
-            part[blk, j] = acc
-    for j in range(k):
-        s = 0.0
-        for blk in range(nb):
-            s += part[blk, j]
-        out[j] = s
-
-
-gram = by_blocks(gram_kernel, 6)
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE, error_model="numpy")

@@ -44,6 +44,9 @@ from ..._numba._sort_kernels import argsort_range
 
 
 
+DENSE_SPEEDUP = 4      # a dense cut's product costs about d / DENSE_SPEEDUP gathers' time (_work_bounds)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _block(b, nb, n):
     return (b * n) // nb, ((b + 1) * n) // nb
@@ -58,15 +61,21 @@ def _dot(x, y, lo, hi):
     fastmath reassociation), and the eight independent chains still let
     the compiler pipeline or vectorise the loop.
     """
-    acc = np.zeros(8)
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0     # (scalars: an array here was a heap allocation a call)
     n8 = lo + ((hi - lo) // 8) * 8
     for q in range(lo, n8, 8):
-        for l in range(8):
-            acc[l] += x[q + l] * y[q + l]
+        a0 += x[q] * y[q]
+        a1 += x[q + 1] * y[q + 1]
+        a2 += x[q + 2] * y[q + 2]
+        a3 += x[q + 3] * y[q + 3]
+        a4 += x[q + 4] * y[q + 4]
+        a5 += x[q + 5] * y[q + 5]
+        a6 += x[q + 6] * y[q + 6]
+        a7 += x[q + 7] * y[q + 7]
     s = 0.0
     for q in range(n8, hi):
         s += x[q] * y[q]
-    return (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) + s
+    return (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))) + s
 
 
 # ---------------------------------------------------------------------------
@@ -266,16 +275,47 @@ def gram_row(A, k, slot, a, nb, out):
     return out[slot]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _cut_work(ln, d):
+    """The work of a product with a cut: its ln stored values when sparse
+    (ln >= 0), d / DENSE_SPEEDUP when dense (the product vectorises)."""
+    return ln if ln >= 0 else d // DENSE_SPEEDUP + 1
+
+
+@njit(cache=True, nogil=True)
+def _work_bounds(sp_len, k, d, nb):
+    """Cut indices 0 = bounds[0] <= ... <= bounds[nb] = k splitting cuts 0..k-1
+    into nb runs of about equal work (``_cut_work``)."""
+    total = 0
+    for j in range(k):
+        total += _cut_work(sp_len[j], d)
+    bounds = np.empty(nb + 1, np.int64)
+    bounds[0] = 0
+    blk = 1
+    acc = 0
+    for j in range(k):
+        acc += _cut_work(sp_len[j], d)
+        while blk < nb and acc * nb >= blk * total:
+            bounds[blk] = j + 1
+            blk += 1
+    while blk <= nb:
+        bounds[blk] = k
+        blk += 1
+    return bounds
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
 def gram_row_mixed_kernel(A, sp_start, sp_len, pidx, pval, k, a, nb, out):
     """out[j] = a_j.a for j < k where cut j is sparse (sp_len[j] >= 0: its
     sp_len[j] indices and values from sp_start[j] in pidx/pval, a gather
     from the dense ``a``, O(nnz_j)) or dense (row A[j], O(d)); parallel
-    over blocks of cuts, each product summed in one order (the results
-    depend on nothing else)."""
+    over blocks of consecutive cuts of about equal work (``_work_bounds``:
+    the early cuts of a run touch far more features than the late ones),
+    each product summed in one order (the results depend on nothing else)."""
     d = a.shape[0]
+    bounds = _work_bounds(sp_len, k, d, nb)
     for blk in prange(nb):
-        lo, hi = _block(blk, nb, k)
+        lo, hi = bounds[blk], bounds[blk + 1]
         for j in range(lo, hi):
             ln = sp_len[j]
             if ln >= 0:
@@ -1236,9 +1276,15 @@ def _select_bin(hist, key0, shift, G, qa):
     bit patterns [(key0 + j) << shift, (key0 + j + 1) << shift).
     Returns (j, G before bin j)."""
     nbins = hist.shape[0]
+    bits = np.empty(1, np.int64)        # one scratch word for the bit casts (not one per bin)
+    as_float = bits.view(np.float64)
     for j in range(nbins):
         top = key0 + j + 1
-        U = np.inf if top >= (np.int64(1) << (63 - shift)) else _as_float(top << shift)
+        if top >= (np.int64(1) << (63 - shift)):
+            U = np.inf
+        else:
+            bits[0] = top << shift
+            U = as_float[0]
         if qa * U + G + hist[j] >= 0.0:
             return j, G
         G += hist[j]

@@ -16,8 +16,8 @@ envelope of M lines) are in :mod:`svmtrain.solvers.ocas._ocas_cs_kernels`.
 
 Every point of the loop (w_b, w_c, a cut) is a combination X~' G of the
 rows (G an n x M coefficient matrix), and a cut is kept as one class index
-per row, so the products the loop needs are sums over the rows (O(n M) per
-cut). The scores of such a point, X~ X~' G, take one pass over the columns
+per row and as the list of its violators (:class:`ViolatorLists`), so the
+products the loop needs are sums over each cut's violators. The scores of such a point, X~ X~' G, take one pass over the columns
 of X (a CSC copy of the data) and no (d+1) x M array: two passes per
 iteration, one for w_c's scores and one for the new cut's; W is formed once,
 at the end. Over row blocks each product is two passes over the rows
@@ -53,6 +53,7 @@ class CrammerSingerForm:
         n = len(yi)
         self.B, self.yi, self.cw, self.nb = B, yi, cw, nb
         self.cuts = _Cuts((n,), cut_limit, nb, mergeable=False, dtype=cut_dtype(M))
+        self.violators = ViolatorLists(self.cuts.limit)
         self.S_b, self.S_d = _zeros((n, M)), _zeros((n, M))
         self.G_b, self.G_c, self.G_d, self.G_new = (_zeros((n, M)) for _ in range(4))
         self.yhat = np.full(n, -1.0)
@@ -78,8 +79,8 @@ class CrammerSingerForm:
 
     def combine(self):
         """G_c, W_c's scores and the direction; returns (|W_c|^2, |W_d|^2, W_b.W_d)."""
-        c = self.cuts
-        K.combine(c.stores[0], c.alpha, c.k, self.yi, self.cw, self.G_c, self.nb)
+        c, v = self.cuts, self.violators
+        K.combine_lists(v.start, v.length, v.rows, v.cls, c.alpha, c.k, self.yi, self.cw, self.G_c, self.nb)
         self._scores_of(self.G_c, self.S_d)
         return K.directions(self.G_c, self.G_b, self.S_b, self.G_d, self.S_d, self.nb)
 
@@ -99,10 +100,55 @@ class CrammerSingerForm:
         S_new = self.S_d            # free until the next combine
         self._scores_of(self.G_new, S_new)
 
+        v = self.violators
+
         def fill(slot, k, hrow):
             self.cuts.stores[0][slot] = self.yhat
-            K.gram(self.cuts.stores[0], k, self.yi, self.cw, S_new, hrow, self.nb)
+            v.put(slot, self.yhat, k)
+            K.gram_lists(v.start, v.length, v.rows, v.cls, k, self.yi, self.cw, S_new, hrow, self.nb)
         return self.cuts.add(fill, bval, it)
+
+
+class ViolatorLists:
+    """Each stored cut's violators, for the kernels that sum over them
+    (``combine_lists``, ``gram_lists``): slot j's rows (ascending) and
+    their most violating classes are ``rows``/``cls`` from ``start[j]``,
+    ``length[j]`` of them, in one pool; a replaced cut's segment is dropped
+    when the pool is next compacted."""
+
+    def __init__(self, limit):
+        self.start = np.zeros(limit, np.int64)
+        self.length = np.zeros(limit, np.int64)
+        self.rows = np.empty(1024, np.int32)
+        self.cls = np.empty(1024, np.int32)
+        self.end = 0
+
+    def put(self, slot, yhat, k):
+        """Slot ``slot`` (< k, the slots in use) holds the cut whose class per
+        row is ``yhat`` (-1 where the row does not violate)."""
+        rows = np.flatnonzero(yhat >= 0)
+        self.length[slot] = 0
+        if self.end + len(rows) > len(self.rows):
+            self._compact(len(rows), k)
+        at = self.end
+        self.rows[at:at + len(rows)] = rows
+        self.cls[at:at + len(rows)] = yhat[rows]
+        self.start[slot], self.length[slot] = at, len(rows)
+        self.end = at + len(rows)
+
+    def _compact(self, need, k):
+        """Keep the segments of slots 0..k-1 only, in a pool with room for ``need`` more."""
+        used = int(self.length[:k].sum())
+        size = max(1024, 2 * (used + need))
+        rows, cls = np.empty(size, np.int32), np.empty(size, np.int32)
+        at = 0
+        for j in np.flatnonzero(self.length[:k]):      # (one slice copy per stored cut)
+            st, ln = int(self.start[j]), int(self.length[j])
+            rows[at:at + ln] = self.rows[st:st + ln]
+            cls[at:at + ln] = self.cls[st:st + ln]
+            self.start[j] = at
+            at += ln
+        self.rows, self.cls, self.end = rows, cls, at
 
 
 class CrammerSinger(CrammerSingerForm):
@@ -114,11 +160,12 @@ class CrammerSinger(CrammerSingerForm):
         self.csc = (colptr, rows, values)
         n = len(yi)
         self.buf = np.empty((nb, n, M)) if nb > 1 else np.empty((1, 1, 1))
+        self.live = np.empty(n, np.int8)         # products' scratch: the rows where G is not zero
 
     def _scores_of(self, G, S):
         """S = X~ (X~' G), one pass over the columns."""
         colptr, rows, values = self.csc
-        K.products(colptr, rows, values, self.B, G, S, self.buf, self.nb)
+        K.products(colptr, rows, values, self.B, G, S, self.buf, self.live, self.nb)
 
     def w(self):
         """W_b = X~' G_b, (d+1) x M (a new array)."""
