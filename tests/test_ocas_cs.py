@@ -339,6 +339,18 @@ def test_two_classes_keep_w_and_minus_w():
     assert np.mean(m.predict(as_chunk(X)) == ref.predict(as_chunk(X))) >= 0.99
 
 
+def test_a_small_buffer_drops_cuts_and_still_reaches_the_optimum():
+    """With room for 20 cuts the run replaces inactive cuts (their slots'
+    violator lists too) 31 times and still stops within eps of dcd's optimum."""
+    X, y = multiclass_data(n=500, d=5, k=4, seed=2)
+    ref = svmtrain.train(X, y.astype(np.float64), solver="dcd", multiclass="cs", eps=1e-6)
+    P = ref.fit_results[0].info["primal_C_form"]
+    r = svmtrain.train(X, y.astype(np.float64), solver="ocas", multiclass="cs", eps=1e-4,
+                       cut_buffer=20).fit_results[0]
+    assert r.converged and r.info["exit"] == "TolRel" and r.info["cuts_dropped"] > 10
+    assert P * (1 - 1e-9) <= r.info["Q_P"] <= P * (1 + 1.1e-4)
+
+
 def test_full_buffer_of_active_cuts_stops():
     """Class-index cuts cannot be merged: with room for 2 cuts it stops as svmocas does."""
     X, y = multiclass_data(n=300, d=10, k=3, seed=6)
