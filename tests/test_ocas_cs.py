@@ -248,6 +248,13 @@ def test_violator_lists_fill_compact_and_replace(problem, nb):
         G_1 = np.empty((n, M))
         K.combine_lists(*v, alpha, k, yi, cw, G_1, 1)
         np.testing.assert_array_equal(G_c, G_1)
+    # the class-index rows (--stream's cut buffer) give the same bits
+    Yhat = np.array([c[0] for c in cuts], np.int16)
+    G_rows, h_rows = np.full((n, M), np.nan), np.full(k, np.nan)
+    K.combine(Yhat, alpha, k, yi, cw, G_rows, nb)
+    K.gram(Yhat, k, yi, cw, S_new, h_rows, nb)
+    np.testing.assert_array_equal(G_rows, G_c)
+    np.testing.assert_array_equal(h_rows, h)
 
 
 @pytest.mark.parametrize("seed", range(6))

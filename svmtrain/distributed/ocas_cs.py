@@ -39,13 +39,13 @@ from ..solvers.ocas import _ocas_cs_kernels as K
 from ..solvers.ocas import _ocas_kernels as KO
 from ..solvers.base import kernel_bias
 from ..solvers.ocas.ocas import _Cuts, _cut_limit, _zeros, check_params, solve
-from ..solvers.ocas.ocas_cs import ViolatorLists, class_costs, class_indices, cs_model, cut_dtype
+from ..solvers.ocas.ocas_cs import class_costs, class_indices, cs_model, cut_dtype
 from . import linesearch
 from .engine import StateLost
 from .partitions import STATE, partition
 
 TAG = "ocas-cs"          # marks this solver's per-partition states
-
+FIRST_CUTS = 16          # a partition's cut rows at first (the store doubles up to --cut-buffer)
 
 # ---------------------------------------------------------------- on a worker
 
@@ -65,12 +65,17 @@ class _PartCS:
         self.kb = np.empty(n * (M - 1))
         self.wb = np.empty(n * (M - 1))
         self.m = 0
-        self.violators = ViolatorLists(cut_limit)
+        self.cut_limit = cut_limit
+        self.store = np.empty((min(FIRST_CUTS, cut_limit), n), cut_dtype(M))
 
-    def put_cut(self, slot, k):
-        """Store the last cut point's violators (rows and classes, from yhat)
-        as cut ``slot`` (< k, the cuts in use)."""
-        self.violators.put(slot, self.yhat, k)
+    def put_cut(self, slot):
+        """Store the last cut point's class indices (yhat) as cut ``slot``."""
+        if slot >= self.store.shape[0]:
+            cap = min(self.cut_limit, max(2 * self.store.shape[0], slot + 1))
+            new = np.empty((cap, self.store.shape[1]), self.store.dtype)
+            new[:self.store.shape[0]] = self.store
+            self.store = new
+        self.store[slot] = self.yhat
 
 
 def _states(run_id, specs, nb, problem, create=False):
@@ -113,8 +118,7 @@ def _scatter(run_id, specs, nb, problem, which, alpha, k, dim, B):
     Wt = np.zeros((len(problem[1]), dim))
     for spec, st in zip(specs, states):
         if which == "c":
-            v = st.violators
-            K.combine_lists(v.start, v.length, v.rows, v.cls, alpha, k, st.yi, st.cw, st.G_c, nb)
+            K.combine(st.store, alpha, k, st.yi, st.cw, st.G_c, nb)
         G = {"c": st.G_c, "new": st.G_new, "b": st.G_b}[which]
         c = partition(run_id, spec, threads=nb)
         K.scatter_rows(c.indptr, c.indices, c.values, B, G, Wt, nb)
@@ -134,9 +138,8 @@ def _scores(run_id, specs, nb, problem, which, Wt, B, want, slot, k):
         c = partition(run_id, spec, threads=nb)
         K.row_scores(c.indptr, c.indices, c.values, B, Wt, st.S_d, nb)
         if which == "new":
-            st.put_cut(slot, k)
-            v = st.violators
-            K.gram_lists(v.start, v.length, v.rows, v.cls, k, st.yi, st.cw, st.S_d, hrow, nb)
+            st.put_cut(slot)
+            K.gram(st.store, k, st.yi, st.cw, st.S_d, hrow, nb)
             out["hrow"] += hrow
             continue
         out["dir"] += K.directions(st.G_c, st.G_b, st.S_b, st.G_d, st.S_d, nb)

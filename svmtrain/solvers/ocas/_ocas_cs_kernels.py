@@ -280,6 +280,66 @@ loss_at = by_blocks(loss_at_kernel, 5)
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _add_violator(G, i, y, m, a):
+    """G[i] += a (e_y - e_m): a violator's term, weight a = alpha_j C_i."""
+    G[i, y] += a
+    G[i, m] -= a
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def combine_kernel(Yhat, alpha, k, yi, cw, G_c, nb):
+    """G_c = sum_{j<k, alpha_j>0} alpha_j G_j, each cut's G from its yhat
+    row ``Yhat[j]`` (-1: the row does not violate)."""
+    n = G_c.shape[0]
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        G_c[lo:hi] = 0.0
+        for j in range(k):
+            aj = alpha[j]
+            if aj > 0.0:
+                row = Yhat[j]
+                for i in range(lo, hi):
+                    m = int(row[i])
+                    if m >= 0:
+                        _add_violator(G_c, i, yi[i], m, aj * cw[i])
+
+
+combine = by_blocks(combine_kernel, 6)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sum_blocks(part, k, out):
+    """out[j] = the blocks' partial sums part[:, j], added in block order, for j < k."""
+    for j in range(k):
+        s = 0.0
+        for blk in range(part.shape[0]):
+            s += part[blk, j]
+        out[j] = s
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def gram_kernel(Yhat, k, yi, cw, S_new, out, nb):
+    """out[j] = A_j . A_new for j < k: sum over cut j's violators of
+    C_i (S_new[i, y_i] - S_new[i, yhat_ji]), S_new the scores of A_new."""
+    n = S_new.shape[0]
+    part = np.zeros((nb, k))
+    for blk in prange(nb):
+        lo, hi = _block(blk, nb, n)
+        for j in range(k):
+            row = Yhat[j]
+            acc = 0.0
+            for i in range(lo, hi):
+                m = int(row[i])
+                if m >= 0:
+                    acc += cw[i] * (S_new[i, yi[i]] - S_new[i, m])
+            part[blk, j] = acc
+    _sum_blocks(part, k, out)
+
+
+gram = by_blocks(gram_kernel, 6)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _first_at_or_after(rows, st, en, lo):
     """The first position q in [st, en) with rows[q] >= lo (rows ascending there), else en."""
     return st + np.searchsorted(rows[st:en], lo)
@@ -294,12 +354,9 @@ def combine_lists_kernel(v_start, v_len, v_rows, v_cls, alpha, k, yi, cw, G_c, n
     O(violators of the active cuts); every entry adds its terms in cut
     order, so the blocks change nothing."""
     n = G_c.shape[0]
-    M = G_c.shape[1]
     for blk in prange(nb):
         lo, hi = _block(blk, nb, n)
-        for i in range(lo, hi):
-            for m in range(M):
-                G_c[i, m] = 0.0
+        G_c[lo:hi] = 0.0
         for j in range(k):
             aj = alpha[j]
             if aj > 0.0:
@@ -307,9 +364,7 @@ def combine_lists_kernel(v_start, v_len, v_rows, v_cls, alpha, k, yi, cw, G_c, n
                 q = _first_at_or_after(v_rows, v_start[j], en, lo)
                 while q < en and v_rows[q] < hi:
                     i = v_rows[q]
-                    a = aj * cw[i]
-                    G_c[i, yi[i]] += a
-                    G_c[i, v_cls[q]] -= a
+                    _add_violator(G_c, i, yi[i], v_cls[q], aj * cw[i])
                     q += 1
 
 
@@ -335,11 +390,7 @@ def gram_lists_kernel(v_start, v_len, v_rows, v_cls, k, yi, cw, S_new, out, nb):
                 acc += cw[i] * (S_new[i, yi[i]] - S_new[i, v_cls[q]])
                 q += 1
             part[blk, j] = acc
-    for j in range(k):
-        s = 0.0
-        for blk in range(nb):
-            s += part[blk, j]
-        out[j] = s
+    _sum_blocks(part, k, out)
 
 
 gram_lists = by_blocks(gram_lists_kernel, 9)

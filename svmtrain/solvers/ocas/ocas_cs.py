@@ -16,9 +16,11 @@ envelope of M lines) are in :mod:`svmtrain.solvers.ocas._ocas_cs_kernels`.
 
 Every point of the loop (w_b, w_c, a cut) is a combination X~' G of the
 rows (G an n x M coefficient matrix), and a cut is kept as one class index
-per row and as the list of its violators (:class:`ViolatorLists`), so the
-products the loop needs are sums over each cut's violators. The scores of such a point, X~ X~' G, take one pass over the columns
-of X (a CSC copy of the data) and no (d+1) x M array: two passes per
+per row (2 bytes a row: the bound ``--stream``'s memory plan counts) or, in
+memory, as the list of its violators and their classes
+(:class:`ViolatorLists`), so the products the loop needs are sums over the
+rows (O(n M) per cut) or over each cut's violators. The scores of such a point,
+X~ X~' G, take one pass over the columns of X (a CSC copy of the data) and no (d+1) x M array: two passes per
 iteration, one for w_c's scores and one for the new cut's; W is formed once,
 at the end. Over row blocks each product is two passes over the rows
 (W' = (X~' G)' accumulated block by block, then S = X~ W): with the
@@ -45,15 +47,18 @@ class CrammerSingerForm:
     """The form (see ``ocas.solve``) and data side of one Crammer-Singer
     problem, whatever holds the rows: the scores S_b = X~ W_b and S_d = X~
     W_d (n x M), the coefficients G_b, G_c, G_d and the next cut's G_new,
-    and the cut buffer (one row of class indices per cut). A subclass
-    supplies the two products with the data: ``_scores_of(G, S)`` (S = X~
-    X~' G) and ``w()`` (W_b = X~' G_b, (d+1) x M, a new array)."""
+    and the cut buffer: one row of class indices per cut, or with
+    ``lists`` each cut's violators (:class:`ViolatorLists`: the Gram row and
+    w_c's coefficients then sum over them, not over all rows; the same
+    numbers). A subclass supplies the two products with the data:
+    ``_scores_of(G, S)`` (S = X~ X~' G) and ``w()`` (W_b = X~' G_b, (d+1) x
+    M, a new array)."""
 
-    def __init__(self, B, yi, cw, M, dim, cut_limit, nb):
+    def __init__(self, B, yi, cw, M, dim, cut_limit, nb, lists=False):
         n = len(yi)
         self.B, self.yi, self.cw, self.nb = B, yi, cw, nb
-        self.cuts = _Cuts((n,), cut_limit, nb, mergeable=False, dtype=cut_dtype(M))
-        self.violators = ViolatorLists(self.cuts.limit)
+        self.cuts = _Cuts((0,) if lists else (n,), cut_limit, nb, mergeable=False, dtype=cut_dtype(M))
+        self.violators = ViolatorLists(self.cuts.limit) if lists else None
         self.S_b, self.S_d = _zeros((n, M)), _zeros((n, M))
         self.G_b, self.G_c, self.G_d, self.G_new = (_zeros((n, M)) for _ in range(4))
         self.yhat = np.full(n, -1.0)
@@ -80,7 +85,10 @@ class CrammerSingerForm:
     def combine(self):
         """G_c, W_c's scores and the direction; returns (|W_c|^2, |W_d|^2, W_b.W_d)."""
         c, v = self.cuts, self.violators
-        K.combine_lists(v.start, v.length, v.rows, v.cls, c.alpha, c.k, self.yi, self.cw, self.G_c, self.nb)
+        if v is None:
+            K.combine(c.stores[0], c.alpha, c.k, self.yi, self.cw, self.G_c, self.nb)
+        else:
+            K.combine_lists(v.start, v.length, v.rows, v.cls, c.alpha, c.k, self.yi, self.cw, self.G_c, self.nb)
         self._scores_of(self.G_c, self.S_d)
         return K.directions(self.G_c, self.G_b, self.S_b, self.G_d, self.S_d, self.nb)
 
@@ -103,9 +111,13 @@ class CrammerSingerForm:
         v = self.violators
 
         def fill(slot, k, hrow):
-            self.cuts.stores[0][slot] = self.yhat
-            v.put(slot, self.yhat, k)
-            K.gram_lists(v.start, v.length, v.rows, v.cls, k, self.yi, self.cw, S_new, hrow, self.nb)
+            if v is None:
+                rows = self.cuts.stores[0]          # (after the buffer has grown for this cut)
+                rows[slot] = self.yhat
+                K.gram(rows, k, self.yi, self.cw, S_new, hrow, self.nb)
+            else:
+                v.put(slot, self.yhat, k)
+                K.gram_lists(v.start, v.length, v.rows, v.cls, k, self.yi, self.cw, S_new, hrow, self.nb)
         return self.cuts.add(fill, bval, it)
 
 
@@ -153,10 +165,10 @@ class ViolatorLists:
 
 class CrammerSinger(CrammerSingerForm):
     """The problem in memory, over the columns of X (CSC arrays ``colptr``,
-    ``rows``, ``values``): one pass over them per product."""
+    ``rows``, ``values``): one pass over them per product; cuts as violator lists."""
 
     def __init__(self, colptr, rows, values, B, yi, cw, M, dim, cut_limit, nb):
-        super().__init__(B, yi, cw, M, dim, cut_limit, nb)
+        super().__init__(B, yi, cw, M, dim, cut_limit, nb, lists=True)
         self.csc = (colptr, rows, values)
         n = len(yi)
         self.buf = np.empty((nb, n, M)) if nb > 1 else np.empty((1, 1, 1))
