@@ -108,6 +108,25 @@ EXIT_EMPTY = "EmptyData"
 EXIT_CUTBUFFER = "CutBuffer"     # full of active cuts that cannot be merged (as svmocas stops)
 
 
+def compact_pool(start, length, live, pools, need):
+    """New pools (arrays of the same dtypes as ``pools``) holding only the
+    segments of the slots ``live`` (slot j: ``length[j]`` entries from
+    ``start[j]``, the same in every pool), in slot order, with room for at
+    least ``need`` more entries; updates ``start`` in place. Returns (the
+    new pools, the end of what they hold)."""
+    used = int(length[live].sum())
+    size = max(1024, 2 * (used + need))
+    new = tuple(np.empty(size, p.dtype) for p in pools)
+    at = 0
+    for j in live:          # (one slice copy per segment)
+        st, ln = int(start[j]), int(length[j])
+        for old, fresh in zip(pools, new):
+            fresh[at:at + ln] = old[st:st + ln]
+        start[j] = at
+        at += ln
+    return new, at
+
+
 class _Cuts:
     """The cut buffer: offsets b[j], Gram matrix H, duals alpha, and the
     cut vectors as rows of the arrays ``stores`` (one array per width in
@@ -183,17 +202,8 @@ class _Cuts:
     def _compact(self, need):
         """Drop the pool's dead segments (and grow it) so that ``need`` more entries fit."""
         live = np.flatnonzero(self.sp_len[:self.cap] >= 0)
-        used = int(self.sp_len[live].sum())
-        size = max(1024, 2 * (used + need))
-        pidx, pval = np.empty(size, np.int32), np.empty(size)
-        at = 0
-        for j in live:
-            st, ln = int(self.sp_start[j]), int(self.sp_len[j])
-            pidx[at:at + ln] = self.pidx[st:st + ln]
-            pval[at:at + ln] = self.pval[st:st + ln]
-            self.sp_start[j] = at
-            at += ln
-        self.pidx, self.pval, self.pend = pidx, pval, at
+        (self.pidx, self.pval), self.pend = compact_pool(self.sp_start, self.sp_len, live, (self.pidx, self.pval),
+                                                         need)
 
     def dense(self, j):
         """Cut j as a dense vector (a new array)."""

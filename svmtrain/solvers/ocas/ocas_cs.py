@@ -40,7 +40,7 @@ from . import _ocas_cs_kernels as K
 from . import _ocas_kernels as KO
 from .. import require_base
 from ..base import FitResult, csr_arrays, kernel_bias
-from .ocas import EXIT_EMPTY, _Cuts, _cut_limit, _threads_for, _zeros, check_params, solve
+from .ocas import EXIT_EMPTY, _Cuts, _cut_limit, _threads_for, _zeros, check_params, compact_pool, solve
 
 
 class CrammerSingerForm:
@@ -150,17 +150,8 @@ class ViolatorLists:
 
     def _compact(self, need, k):
         """Keep the segments of slots 0..k-1 only, in a pool with room for ``need`` more."""
-        used = int(self.length[:k].sum())
-        size = max(1024, 2 * (used + need))
-        rows, cls = np.empty(size, np.int32), np.empty(size, np.int32)
-        at = 0
-        for j in np.flatnonzero(self.length[:k]):      # (one slice copy per stored cut)
-            st, ln = int(self.start[j]), int(self.length[j])
-            rows[at:at + ln] = self.rows[st:st + ln]
-            cls[at:at + ln] = self.cls[st:st + ln]
-            self.start[j] = at
-            at += ln
-        self.rows, self.cls, self.end = rows, cls, at
+        live = np.flatnonzero(self.length[:k])
+        (self.rows, self.cls), self.end = compact_pool(self.start, self.length, live, (self.rows, self.cls), need)
 
 
 class CrammerSinger(CrammerSingerForm):
