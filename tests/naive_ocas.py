@@ -171,3 +171,69 @@ def combine_rows(Xt, G, alpha, k, g_b, s0, w0):
     w_b = s0 * w0 + Xt.T @ g_b
     w_d = w_c - w_b
     return g_c - g_b, Xt @ w_d, float(w_c @ w_c), float(w_d @ w_d), float(w_b @ w_d)
+
+
+def qp_pair_steps(H, b, alpha, k, Cb, tol_abs, tol_rel, max_steps):
+    """qp_simplex without face solves and Newton polishes (libocas's rule),
+    written out in Python, operation for operation: returns (f, gap, steps)
+    and updates alpha in place."""
+    g = [-b[j] for j in range(k)]
+    asum = 0.0
+    for col in range(k):
+        if alpha[col] != 0.0:
+            asum += alpha[col]
+            for j in range(k):
+                g[j] += H[j, col] * alpha[col]
+    steps = 0
+    while True:
+        ag = ab = gi = 0.0
+        i = k
+        for j in range(k):
+            ag += alpha[j] * g[j]
+            ab += alpha[j] * b[j]
+            if g[j] < gi:
+                gi, i = g[j], j
+        f = 0.5 * (ag + ab) - ab
+        gap = ag - Cb * gi
+        if gap <= tol_abs or gap <= tol_rel * abs(f) or steps >= max_steps:
+            return f, gap, steps
+        slack = Cb - asum
+
+        def entry(p, q):          # H with the slack coordinate k (zero row and column)
+            return H[p, q] if p < k and q < k else 0.0
+
+        best, jb = -1.0, -1
+        for j in range(k + 1):
+            if (alpha[j] <= 0.0) if j < k else (slack <= 0.0):
+                continue
+            diff = (g[j] if j < k else 0.0) - gi
+            if diff <= 0.0 or j == i:
+                continue
+            eta = _eta(entry(i, i), entry(j, j), entry(i, j))
+            if diff * diff / eta > best:
+                best, jb = diff * diff / eta, j
+        if jb < 0:
+            return f, gap, steps
+        j = jb
+        avail = alpha[j] if j < k else slack
+        d = min(((g[j] if j < k else 0.0) - gi) / _eta(entry(i, i), entry(j, j), entry(i, j)), avail)
+        if i < k:
+            alpha[i] += d
+            for q in range(k):
+                g[q] += d * H[q, i]
+        else:
+            asum -= d
+        if j < k:
+            alpha[j] = 0.0 if d == avail else alpha[j] - d
+            for q in range(k):
+                g[q] -= d * H[q, j]
+        else:
+            asum += d
+        steps += 1
+
+
+def _eta(Hii, Hjj, Hij):
+    eta = Hii + Hjj - 2.0 * Hij
+    if eta < 1e-12 * (Hii + Hjj) or eta <= 0.0:
+        eta = max(1e-12 * (Hii + Hjj), 1e-300)
+    return eta

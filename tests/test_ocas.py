@@ -680,6 +680,26 @@ def test_qp_against_bruteforce(case):
     assert f2 == pytest.approx(f, rel=1e-9, abs=1e-10 * scale)
 
 
+@pytest.mark.parametrize("case", range(8))
+def test_qp_libocas_rule_is_pair_steps_to_the_relative_gap(case):
+    """polish=False, no faces (the reduced QP of --multiclass cs): the same
+    alpha, bit for bit, as pair steps written out in Python, stopped once
+    the gap (an upper bound on the distance to the optimum) is within
+    tol_rel of |f|; then again from that warm start with a tighter tol_rel."""
+    rng = np.random.default_rng(300 + case)
+    k = 3 + case
+    H, b = _random_qp(rng, k, 2 + case % 4, dup=case % 3 == 1, scale=10.0 ** (case % 3 - 1))
+    f_bf, _ = N.qp_bruteforce(H, b, 1.0)
+    alpha, twin = np.zeros(k), np.zeros(k)
+    for tol_rel in (0.05, 0.005):
+        f, gap, steps, hit = K.qp_simplex(H, b, alpha, k, 1.0, 0.0, tol_rel, 1000000, 0, False)
+        f_n, gap_n, steps_n = N.qp_pair_steps(H, b, twin, k, 1.0, 0.0, tol_rel, 1000000)
+        assert np.array_equal(alpha, twin) and (f, gap, steps) == (f_n, gap_n, steps_n)
+        assert hit and gap <= tol_rel * abs(f)
+        assert f_bf - 1e-9 * abs(f_bf) <= f <= f_bf + gap + 1e-12
+        assert np.all(alpha >= 0) and alpha.sum() <= 1.0 + 1e-12
+
+
 @pytest.mark.parametrize("case", range(4))
 def test_qp_smo_only_path(case):
     """The two-coordinate part alone (no face solves), and the face solver alone."""

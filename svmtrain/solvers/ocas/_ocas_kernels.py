@@ -1079,7 +1079,7 @@ def qp_faces(H, bvec, alpha, k, Cb, tol_gap, max_iter):
 
 
 @njit(cache=True, nogil=True)
-def qp_simplex(H, bvec, alpha, k, Cb, tol_abs, tol_rel, max_steps, max_faces):
+def qp_simplex(H, bvec, alpha, k, Cb, tol_abs, tol_rel, max_steps, max_faces, polish=True):
     """Solve the reduced dual in place over alpha[:k] (warm start).
 
     First the active-set method ``qp_active_set`` (exact up to rounding; a
@@ -1095,7 +1095,8 @@ def qp_simplex(H, bvec, alpha, k, Cb, tol_abs, tol_rel, max_steps, max_faces):
     ill-conditioned), where two-coordinate steps crawl once the support
     has settled; so whenever the support has not changed for a while, a
     Newton step solves the QP restricted to that support (a small dense
-    linear system) and is kept when it is feasible and no worse. Every
+    linear system) and is kept when it is feasible and no worse (not with
+    ``polish`` false: pair steps only, as libocas's ``libqp_splx``). Every
     iterate is feasible, so -f is always a valid lower bound.
 
     Stops when the duality gap of the reduced problem (the Frank-Wolfe gap
@@ -1140,7 +1141,7 @@ def qp_simplex(H, bvec, alpha, k, Cb, tol_abs, tol_rel, max_steps, max_faces):
             break
         if steps >= max_steps:
             break
-        if stable >= wait:
+        if polish and stable >= wait:
             stable = 0
             if _qp_polish(H, bvec, alpha, k, Cb, asum):
                 asum = _qp_gradient(H, bvec, alpha, k, g)
