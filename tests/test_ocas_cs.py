@@ -211,7 +211,7 @@ def test_combine_directions_and_gram(problem, nb):
     np.testing.assert_allclose(G_d, G_c - G_b, rtol=1e-14)
     A_new = Xt.T @ cuts[3][1]
     out = np.full(4, np.nan)
-    K.gram_lists(*v, 4, yi, cw, Xt @ A_new, out, nb)
+    K.gram_lists(*v, 4, yi, cw, Xt @ A_new, out, nb, K.gram_span(M))
     np.testing.assert_allclose(out, [np.sum((Xt.T @ c[1]) * A_new) for c in cuts], rtol=1e-10)
 
 
@@ -242,8 +242,12 @@ def test_violator_lists_fill_compact_and_replace(problem, nb):
     np.testing.assert_allclose(G_c, sum(a * c[1] for a, c in zip(alpha, cuts)), rtol=1e-14, atol=1e-14)
     S_new = rng.normal(size=(n, M))
     h = np.full(k, np.nan)
-    K.gram_lists(*v, k, yi, cw, S_new, h, nb)
+    K.gram_lists(*v, k, yi, cw, S_new, h, nb, K.gram_span(M))
     np.testing.assert_allclose(h, [np.sum(c[1] * S_new) for c in cuts], rtol=1e-12, atol=1e-12)
+    for span in (1, 3, 7):                                  # spans of a few rows: the same bits
+        h_span = np.full(k, np.nan)
+        K.gram_lists(*v, k, yi, cw, S_new, h_span, nb, span)
+        np.testing.assert_array_equal(h_span, h)
     if nb > 1:                                              # the blocks change nothing
         G_1 = np.empty((n, M))
         K.combine_lists(*v, alpha, k, yi, cw, G_1, 1)

@@ -121,7 +121,8 @@ class CrammerSingerForm:
                 K.gram(rows, k, self.yi, self.cw, S_new, hrow, self.nb)
             else:
                 v.put(slot, self.yhat, k)
-                K.gram_lists(v.start, v.length, v.rows, v.cls, k, self.yi, self.cw, S_new, hrow, self.nb)
+                K.gram_lists(v.start, v.length, v.rows, v.cls, k, self.yi, self.cw, S_new, hrow, self.nb,
+                             K.gram_span(S_new.shape[1]))
         return self.cuts.add(fill, bval, it)
 
 
