@@ -54,7 +54,8 @@ class CrammerSingerForm:
     ``_scores_of(G, S)`` (S = X~ X~' G) and ``w()`` (W_b = X~' G_b, (d+1) x
     M, a new array). The reduced dual is solved as msvmocas solves it
     (``QP_LIBOCAS``: inexact, to half the relative tolerance), which takes
-    fewer iterations here than the exact solution (see ocas.QP_LIBOCAS)."""
+    the peer's iterations: far fewer than the exact solution on text like
+    issue 33's, a few more on some (see ocas.QP_LIBOCAS)."""
 
     reduced_qp = QP_LIBOCAS
 
