@@ -450,7 +450,7 @@ def cs_parts(tmp_path_factory):
                                     {"ocas_method": "cp", "max_iter": 40}])
 def test_ocas_cs_on_partitions_is_the_local_run(client, cs_parts, params):
     """-s ocas --multiclass cs on 3 partitions (one of a single row): the
-    local run's problem and loop, its objective to 1e-6 (the iterates
+    local run's problem and loop (its reduced QP too), its objective to 1e-6 (the iterates
     agree up to the rounding of the per-worker sums; the reduced QP's
     tolerance lets that move a late iterate, so -e 1e-6 brings both to the
     optimum) and its predictions on held-out rows; no per-row data travels."""
@@ -462,6 +462,10 @@ def test_ocas_cs_on_partitions_is_the_local_run(client, cs_parts, params):
     r, r_local = model.fit_results[0], local.fit_results[0]
     assert n == 300 and model.W.shape == local.W.shape and list(model.labels) == list(local.labels)
     assert r.info["exit"] == r_local.info["exit"] and abs(r.n_iter - r_local.n_iter) <= 5
+    from svmtrain.distributed.ocas_cs import DaskCrammerSinger
+    from svmtrain.solvers.ocas.ocas_cs import CrammerSingerForm
+    assert DaskCrammerSinger.reduced_qp == CrammerSingerForm.reduced_qp
+    assert (r.info["qp_steps"] > 0) == (r_local.info["qp_steps"] > 0)     # pair steps both, or neither
     assert r.objective == pytest.approx(r_local.objective, rel=1e-6)
     assert r.info["Q_D"] <= r_local.info["Q_P"] * (1 + 1e-9)
     np.testing.assert_array_equal(model.predict(test), local.predict(test))

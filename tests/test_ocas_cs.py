@@ -362,6 +362,21 @@ def test_a_small_buffer_drops_cuts_and_still_reaches_the_optimum():
     assert P * (1 - 1e-9) <= r.info["Q_P"] <= P * (1 + 1.1e-4)
 
 
+def test_tol_abs_also_stops_the_reduced_qp():
+    """With a relative tolerance that never stops (-e 1e-300) and an absolute
+    one that does, the run ends by TolAbs within it of dcd's optimum, and its
+    reduced QPs stop at half of it (msvmocas's rule would run each to
+    max_steps: about 44,000 pair steps an iteration on a problem like this)."""
+    X, y = multiclass_data(n=500, d=5, k=4, seed=2)
+    ref = svmtrain.train(X, y.astype(np.float64), solver="dcd", multiclass="cs", eps=1e-6)
+    P = ref.fit_results[0].info["primal_C_form"]
+    r = svmtrain.train(X, y.astype(np.float64), solver="ocas", multiclass="cs", eps=1e-300,
+                       tol_abs=0.05).fit_results[0]
+    assert r.converged and r.info["exit"] == "TolAbs"
+    assert P - 1e-6 <= r.info["Q_P"] <= P + 0.05
+    assert r.info["qp_steps"] <= 1000 * r.n_iter
+
+
 def test_full_buffer_of_active_cuts_stops():
     """Class-index cuts cannot be merged: with room for 2 cuts it stops as svmocas does."""
     X, y = multiclass_data(n=300, d=10, k=3, seed=6)

@@ -38,7 +38,7 @@ from ..errors import SvmtrainError
 from ..solvers.ocas import _ocas_cs_kernels as K
 from ..solvers.ocas import _ocas_kernels as KO
 from ..solvers.base import kernel_bias
-from ..solvers.ocas.ocas import _Cuts, _cut_limit, _zeros, check_params, solve
+from ..solvers.ocas.ocas import QP_LIBOCAS, _Cuts, _cut_limit, _zeros, check_params, solve
 from ..solvers.ocas.ocas_cs import class_costs, class_indices, cs_model, cut_dtype
 from . import linesearch
 from .engine import StateLost
@@ -165,8 +165,11 @@ def _refine(run_id, specs, nb, problem, prefix, pshift):
 class DaskCrammerSinger:
     """The form and data side of ``solvers.ocas.solve`` for one
     Crammer-Singer problem over a Session's partitions (see the module doc):
-    the methods of ``ocas_cs.CrammerSingerForm``, each one or two rounds.
+    the methods of ``ocas_cs.CrammerSingerForm``, each one or two rounds,
+    and its reduced QP (msvmocas's, ``QP_LIBOCAS``).
     ``problem`` = (tag, label order, C per class, cut limit)."""
+
+    reduced_qp = QP_LIBOCAS
 
     def __init__(self, session, problem, dim, B, cut_limit, method):
         M = len(problem[1])

@@ -89,7 +89,8 @@ QP_TOL = 1e-4            # reduced-QP duality gap <= QP_TOL * min(max(eps |Q_P|,
 # ``reduced_qp``; see _reduced_dual): "exact" (face solves, then pair steps
 # with Newton polishes, to QP_TOL of the outer gap) or "libocas" (pair
 # steps only, stopped at a relative gap of eps / 2, as libocas's solvers
-# call libqp_splx with QPSolverTolRel = TolRel / 2). The inexact solutions
+# call libqp_splx with QPSolverTolRel = TolRel / 2, or at half of TolAbs
+# when that is set). The inexact solutions
 # keep more cuts active; where that pays depends on the problem
 # (measured, whole runs, two threads): Crammer-Singer on the 20-topic bag
 # of words 1,009 iterations in 32 s against 1,328 in 59 s (msvmocas 1,022),
@@ -807,9 +808,9 @@ def _reduced_dual(cuts, it, Q_P, gap_prev, lim, rule=QP_EXACT):
     the objective."""
     k = cuts.k
     max_steps = max(100000, 1000 * k)
-    if rule == QP_LIBOCAS:
-        f, qgap, steps, _ = K.qp_simplex(cuts.H, cuts.b, cuts.alpha, k, 1.0, 0.0, 0.5 * lim.eps, max_steps, 0,
-                                         False)
+    if rule == QP_LIBOCAS:      # (half of --tol-abs too: a tiny -e with a TolAbs stop must not crawl)
+        f, qgap, steps, _ = K.qp_simplex(cuts.H, cuts.b, cuts.alpha, k, 1.0, 0.5 * lim.tol_abs, 0.5 * lim.eps,
+                                         max_steps, 0, False)
     else:
         tol_qp = QP_TOL * min(max(lim.eps * abs(Q_P), lim.tol_abs), gap_prev) if gap_prev > 0 else 0.0
         f, qgap, steps, _ = K.qp_simplex(cuts.H, cuts.b, cuts.alpha, k, 1.0, tol_qp, 0.0, max_steps, 3 * k + 50,
