@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..._numba.options import PRANGE, by_blocks
-from ._ocas_kernels import _block, _dot
+from ._ocas_kernels import _U, _block, _dot
 
 
 GRAM_SPAN_BYTES = 1 << 19      # gram_lists_kernel's span of S_new (fits a core's L2 cache)
@@ -85,8 +85,8 @@ def products_kernel(colptr, rows, values, B, G, S, buf, live, nb):
             touched = False
             for m in range(M):
                 w[m] = 0.0
-            for p in range(p0, p1):
-                i = rows[p]
+            for p in range(_U(p0), _U(p1)):
+                i = _U(rows[p])
                 if live[i]:
                     touched = True
                     v = values[p]
@@ -94,9 +94,9 @@ def products_kernel(colptr, rows, values, B, G, S, buf, live, nb):
                         w[m] += v * G[i, m]
             if not touched:
                 continue
-            for p in range(p0, p1):
+            for p in range(_U(p0), _U(p1)):
                 v = values[p]
-                i = rows[p]
+                i = _U(rows[p])
                 for m in range(M):
                     out[i, m] += v * w[m]
         if blk == nb - 1 and B != 0.0:          # the constant feature, last
@@ -134,9 +134,9 @@ def weights_kernel(colptr, rows, values, B, G, W, nb):
         for j in range(lo, hi):
             for m in range(M):
                 W[j, m] = 0.0
-            for p in range(colptr[j], colptr[j + 1]):
+            for p in range(_U(colptr[j]), _U(colptr[j + 1])):
                 v = values[p]
-                i = rows[p]
+                i = _U(rows[p])
                 for m in range(M):
                     W[j, m] += v * G[i, m]
     for m in range(M):
@@ -166,8 +166,8 @@ def scatter_rows_kernel(indptr, indices, values, B, G, Wt, nb):
         if lo == hi:
             continue
         for i in range(n):
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
+            for p in range(_U(indptr[i]), _U(indptr[i + 1])):
+                j = _U(indices[p])
                 v = values[p]
                 for m in range(lo, hi):
                     Wt[m, j] += v * G[i, m]
@@ -191,12 +191,13 @@ def row_scores_kernel(indptr, indices, values, B, Wt, S, nb):
     for blk in prange(nb):
         lo, hi = _block(blk, nb, n)
         for i in range(lo, hi):
-            p0 = indptr[i]
-            p1 = indptr[i + 1]
+            p0 = _U(indptr[i])
+            p1 = _U(indptr[i + 1])
             for m in range(M):
+                w_m = Wt[m]
                 acc = 0.0
                 for p in range(p0, p1):
-                    acc += values[p] * Wt[m, indices[p]]
+                    acc += values[p] * w_m[_U(indices[p])]
                 if B != 0.0:
                     acc += B * Wt[m, d]
                 S[i, m] = acc
@@ -375,8 +376,8 @@ def combine_lists_kernel(v_start, v_len, v_rows, v_cls, alpha, k, yi, cw, G_c, n
                 en = v_start[j] + v_len[j]
                 q = _first_at_or_after(v_rows, v_start[j], en, lo)
                 while q < en and v_rows[q] < hi:
-                    i = v_rows[q]
-                    _add_violator(G_c, i, yi[i], v_cls[q], aj * cw[i])
+                    i = _U(v_rows[q])
+                    _add_violator(G_c, i, _U(yi[i]), _U(v_cls[q]), aj * cw[i])
                     q += 1
 
 
@@ -409,8 +410,8 @@ def gram_lists_kernel(v_start, v_len, v_rows, v_cls, k, yi, cw, S_new, out, nb, 
                 q = at[j]
                 acc = part[blk, j]
                 while q < en and v_rows[q] < s_hi:
-                    i = v_rows[q]
-                    acc += cw[i] * (S_new[i, yi[i]] - S_new[i, v_cls[q]])
+                    i = _U(v_rows[q])
+                    acc += cw[i] * (S_new[i, _U(yi[i])] - S_new[i, _U(v_cls[q])])
                     q += 1
                 part[blk, j] = acc
                 at[j] = q
