@@ -242,6 +242,47 @@ def test_models_and_decision_values_are_the_same(shared, heart, tmp_path, args):
     assert runs(env) == before + 2
 
 
+def wide_text(path, rows=2500, per_row=50, features=20000, seed=3):
+    """A sparse binary set with 125,000 stored values (so -s ocas takes two threads)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=features + 1)
+    lines = []
+    for _ in range(rows):
+        idx = np.sort(rng.choice(features, per_row, replace=False)) + 1
+        val = rng.integers(1, 4, per_row)
+        lines.append(("+1" if val @ w[idx] > 0 else "-1") + "".join(f" {i}:{v}" for i, v in zip(idx, val)))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.slow
+def test_a_spare_with_the_parallel_kernels_loaded_runs_them(shared, tmp_path):
+    """With GNU OpenMP's threading layer, a spare (after the server's warm-up)
+    loads the parallel kernels while it waits, and says so in the server's log;
+    a two-thread -s ocas run then is the run in process, byte for byte."""
+    from svmtrain.cli.forkserver import _lazy_openmp
+    from svmtrain.cli.train import main as train_main
+    env, runtime, server = shared
+    data = wide_text(tmp_path / "wide")
+    (log,) = (Path(runtime) / "svmtrain").glob("s-*.log")
+    loaded = re.compile(r"spare (\d+): (\d+) parallel kernels loaded")
+    end = time.monotonic() + 60
+    while _lazy_openmp() and time.monotonic() < end:
+        found = loaded.findall(log.read_text())
+        if found and alive(int(found[-1][0])):
+            assert int(found[-1][1]) > 0
+            break
+        time.sleep(0.1)
+    else:
+        assert not _lazy_openmp(), "no spare loaded the parallel kernels"
+    r = run([TRAIN, "-s", "ocas", "--threads", "2", data, tmp_path / "server.model"], env)
+    assert r.returncode == 0 and r.stderr == b""
+    here = in_process(train_main, ["-s", "ocas", "--threads", "2", data, tmp_path / "here.model"])
+    assert TIME.sub(b"", r.stdout) == TIME.sub(b"", here.stdout_bytes)
+    assert (tmp_path / "server.model").read_bytes() == (tmp_path / "here.model").read_bytes()
+
+
 @pytest.mark.slow
 def test_sixteen_clients_at_once(shared, heart, tmp_path):
     from svmtrain.cli.train import main as train_main
@@ -287,6 +328,25 @@ def test_exit_statuses_output_and_standard_streams(shared, heart, tmp_path):
     assert p.wait(timeout=60) == 141 and p.stderr.read() == b""
 
 
+def reading(pid, timeout=10.0):
+    """Wait until process ``pid`` sleeps reading a pipe (its wchan), so that a
+    signal reaches the run itself, not its start-up (a spare may finish
+    loading a kernel before it starts: SIGINT there is click's "Aborted!", as
+    in a process of its own); where the kernel hides wchan, wait 0.5 s."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            wchan = Path(f"/proc/{pid}/wchan").read_text()
+        except OSError:
+            return
+        if wchan in ("", "0"):
+            time.sleep(0.5)
+            return
+        if "pipe_read" in wchan:
+            return
+        time.sleep(0.01)
+
+
 @pytest.mark.slow
 def test_ctrl_c_term_and_ctrl_z_reach_the_run(shared, tmp_path):
     env, _, server = shared
@@ -296,6 +356,7 @@ def test_ctrl_c_term_and_ctrl_z_reach_the_run(shared, tmp_path):
         p, child = launched(env, server, [TRAIN, "-", model], stdin=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
         p.stdin.write(b"1 1:1\n")
         p.stdin.flush()
+        reading(child)
         return p, child
 
     p, child = blocked()

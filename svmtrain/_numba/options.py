@@ -120,6 +120,23 @@ def arg_index(kernel, name):
     return list(inspect.signature(getattr(kernel, "py_func", kernel)).parameters).index(name)
 
 
+def serial_only():
+    """From now on, every size-dispatched kernel of this process (as in
+    :class:`serial_kernels`) runs its serial twin, for good: for a process
+    forked to run on one thread (``svm-grid``'s workers; their by_blocks
+    kernels get nb = 1 from ``--threads 1``). So such a process enters no
+    parallel region, which matters beyond speed: numba's GNU OpenMP layer
+    kills a process at its first parallel region when its parent started the
+    layer (as the start-up server's spare does, loading the parallel kernels
+    before its run; "fork() called from a process already using GNU
+    OpenMP"). The same numbers either way."""
+    global PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK, _saved_thresholds
+    with _SERIAL_LOCK:
+        PARALLEL_MIN_NNZ = PARALLEL_MIN_WORK = 1 << 62
+        if _serial_depth:           # (a context open in the parent: it must not restore them)
+            _saved_thresholds = PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK
+
+
 _SERIAL_LOCK = __import__("threading").Lock()
 _serial_depth = 0
 _saved_thresholds = None

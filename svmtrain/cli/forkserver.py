@@ -527,7 +527,13 @@ class Server:
         return pid
 
     def _spare(self, sock):
-        """The spare: wait for a run (the client's connection, then its descriptors), then be its child."""
+        """The spare: wait for a run (the client's connection, then its descriptors), then be its
+        child. Once the server's warm-up is done it loads the parallel kernels while it waits
+        (``_warm_parallel``)."""
+        if self.kernels and not self.loading and os.environ.get("SVMTRAIN_SERVER_PRELOAD", "1") != "0":
+            n = _warm_parallel(sock)
+            if n:
+                log(f"spare {os.getpid()}: {n} parallel kernels loaded")
         size = socket.CMSG_SPACE(4 * (C.MAX_FDS + 8))
         try:
             data, anc, flags, _ = sock.recvmsg(1 << 20, size, socket.MSG_CMSG_CLOEXEC)
@@ -927,10 +933,65 @@ def _dispatchers(Dispatcher):
     return out
 
 
-def _load_cached(d, parallel):
+def _warm_parallel(sock):
+    """In a spare, until its run arrives on ``sock``: start numba's threading
+    layer and load svmtrain's cached parallel kernels (those of the common runs
+    first; the run waits for one kernel's load at most). Only with GNU
+    OpenMP's layer, which starts no thread before the first parallel region,
+    so the run's CPU affinity and nice value, taken after this, still reach
+    its threads; the server itself never starts the layer (a fork must not
+    copy it). The number of kernels loaded (0 when the layer is another)."""
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    if poller.poll(0) or not _lazy_openmp():
+        return 0
+    try:
+        from numba.core.caching import FunctionCache
+        from numba.core.dispatcher import Dispatcher
+        import numba.np.ufunc.parallel as parallel
+        parallel._launch_threads()
+    except Exception:
+        return 0
+    if parallel._threading_layer != "omp":
+        return 0
+    n = 0
+    for d in _dispatchers(Dispatcher):
+        if poller.poll(0):
+            break
+        if not d.targetoptions.get("parallel") or not isinstance(getattr(d, "_cache", None), FunctionCache):
+            continue
+        try:
+            n += _load_cached(d, parallel, threads=True)
+        except Exception:           # numba's internals moved: the run loads its own
+            break
+    return n
+
+
+def _lazy_openmp():
+    """Whether numba's threading layer will be GNU OpenMP's: asked for, or the
+    default with no TBB (numba tries TBB first)."""
+    import numba
+    layer = numba.config.THREADING_LAYER
+    if layer == "default":
+        try:
+            import numba.np.ufunc.tbbpool  # noqa: F401
+            return False
+        except ImportError:
+            pass
+    elif layer != "omp":
+        return False
+    try:
+        from numba.np.ufunc import omppool
+    except ImportError:
+        return False
+    return getattr(omppool, "openmp_vendor", None) == "GNU"
+
+
+def _load_cached(d, parallel, threads=False):
     """Load every cached overload of dispatcher ``d`` for this CPU whose machine
     code calls no parallel region (that would need numba's thread pool, and
-    LLVM aborts on the missing symbol when it is not loaded); their number."""
+    LLVM aborts on the missing symbol when it is not loaded), or with
+    ``threads`` (the layer started: ``_warm_parallel``) every one; their number."""
     cache = d._cache
     index = cache._cache_file._load_index()
     magic = d.targetctx.codegen().magic_tuple()
@@ -944,16 +1005,19 @@ def _load_cached(d, parallel):
                 raw = f.read()
         except OSError:
             continue
-        if any(s in raw for s in PARALLEL_SYMBOLS):
-            continue
-        launch = parallel._launch_threads
-        parallel._launch_threads = _no_threads
-        try:
+        if threads:
             cres = cache.load_overload(sig, d.targetctx)
-        except _ThreadsWanted:
+        elif any(s in raw for s in PARALLEL_SYMBOLS):
             continue
-        finally:
-            parallel._launch_threads = launch
+        else:
+            launch = parallel._launch_threads
+            parallel._launch_threads = _no_threads
+            try:
+                cres = cache.load_overload(sig, d.targetctx)
+            except _ThreadsWanted:
+                continue
+            finally:
+                parallel._launch_threads = launch
         if cres is None:
             continue
         if not cres.objectmode:

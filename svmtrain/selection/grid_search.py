@@ -262,6 +262,16 @@ def _worker_start():
     numba.set_num_threads(1)
 
 
+def _forked_worker_start():
+    """A local worker, forked from the run: one numba thread and no parallel
+    region (``_numba.options.serial_only``: the run's process may have started
+    numba's threading layer, and with GNU OpenMP's a forked process's first
+    parallel region kills it)."""
+    from .._numba import options
+    _worker_start()
+    options.serial_only()
+
+
 def _results(job, tasks, workers, client):
     """The results of ``tasks`` ((method name, args) of ``job``), in order:
     in this process (one worker), in ``workers`` forked processes, or on
@@ -280,7 +290,7 @@ def _results(job, tasks, workers, client):
             yield from map(_local, tasks)
             return
         pool = stack.enter_context(ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start))
+            workers, mp_context=multiprocessing.get_context("fork"), initializer=_forked_worker_start))
         yield from pool.map(_local, tasks)
 
 
