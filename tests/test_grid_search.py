@@ -97,47 +97,68 @@ def test_jobs_do_not_change_the_result(small):
 
 
 FORKED_GRID = """
+import os
 import sys
 import numpy as np
+import svmtrain.selection.grid_search as grid_search
 from svmtrain.data.dataset import Chunk
 from svmtrain.params import TrainParams
-from svmtrain.selection.grid_search import search_grid
 from svmtrain.solvers import kernel_solvers
+mode, pid_file = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(3)
-rows, per_row, d = 1400, 50, 20000      # 70,000 stored values: the kernels' parallel sizes
+# 3,000 rows of 50 values: each fold's 75,000 training values are above PARALLEL_MIN_NNZ (65,536)
+rows, per_row, d = 3000, 50, 20000
 indices = np.concatenate([np.sort(rng.choice(d, per_row, replace=False)) for _ in range(rows)]).astype(np.int32)
 values = rng.integers(1, 4, rows * per_row).astype(np.float64)
 indptr = np.arange(rows + 1, dtype=np.int64) * per_row
 w = rng.normal(size=d)
 y = np.where(np.add.reduceat(values * w[indices], indptr[:-1]) > 0, 1.0, -1.0)
 data = Chunk(labels=y, indptr=indptr, indices=indices, values=values, qid=np.zeros(rows, np.int64))
-if sys.argv[1] == "launched":           # as the start-up server's spare does before its run
+task = grid_search._local
+
+
+def recorded(t):            # (the forked workers inherit this module as patched here)
+    with open(pid_file, "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    return task(t)
+
+
+grid_search._local = recorded
+if mode == "launched":           # as the start-up server's spare does before its run
     import numba.np.ufunc.parallel as parallel
     parallel._launch_threads()
 extra = {"asset": dict(dim=32), "sbp": dict(epochs=1), "norma": dict(budget=50)}
 for solver in kernel_solvers():
     params = TrainParams(solver=solver, kernel_type=2, **extra.get(solver, {}))
-    jobs = 1 if sys.argv[1] == "one" else 2
-    result = search_grid(data, params, [0.0], [-6.0], folds=2, jobs=jobs)
+    result = grid_search.search_grid(data, params, [0.0, 1.0], [-6.0], folds=2, jobs=1 if mode == "one" else 2)
     print(solver, [p.rate for p in result.points])
+print("parent", os.getpid())
 """
 
 
 @pytest.mark.slow
-def test_forked_workers_run_where_the_parent_started_numbas_threading_layer():
+def test_forked_workers_run_where_the_parent_started_numbas_threading_layer(tmp_path):
     """svm-grid's workers are forked from the run, whose process may have
     started numba's threading layer (the start-up server's spare loads the
     parallel kernels before its run). With GNU OpenMP's layer a forked
     process's first parallel region kills it; the workers take only serial
-    kernels, so every kernel solver's grid runs there, on data of the
-    kernels' parallel sizes, with the rates of one worker in its own process."""
+    kernels, so every kernel solver's grid (two points, each fold's training
+    rows above the kernels' parallel sizes) runs in forked workers, with
+    the rates of one worker in its own process. (Where numba's layer is
+    another, this checks the forked workers' rates alone.)"""
     def rates(mode):
-        r = subprocess.run([sys.executable, "-c", FORKED_GRID, mode], capture_output=True, text=True, timeout=600)
+        pids = tmp_path / f"{mode}.pids"
+        r = subprocess.run([sys.executable, "-c", FORKED_GRID, mode, str(pids)], capture_output=True, text=True,
+                           timeout=900)
         assert r.returncode == 0, r.stderr[-2000:]
-        return r.stdout
-    here = rates("one")
-    assert len(here.splitlines()) == len(kernel_solvers())
-    assert rates("launched") == here
+        *lines, parent = r.stdout.splitlines()
+        workers = set(pids.read_text().split()) - {parent.split()[1]}
+        return lines, workers
+    here, none = rates("one")
+    assert len(here) == len(kernel_solvers()) and not none
+    forked, workers = rates("launched")
+    assert forked == here
+    assert len(workers) >= 2          # the tasks ran in forked workers, not in the parent
 
 
 def test_command_writes_grid_pys_lines_out_file_and_the_best_model(tmp_path, monkeypatch):

@@ -131,10 +131,11 @@ def serial_only():
     before its run; "fork() called from a process already using GNU
     OpenMP"). The same numbers either way."""
     global PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK, _saved_thresholds
-    with _SERIAL_LOCK:
-        PARALLEL_MIN_NNZ = PARALLEL_MIN_WORK = 1 << 62
-        if _serial_depth:           # (a context open in the parent: it must not restore them)
-            _saved_thresholds = PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK
+    # (no _SERIAL_LOCK: a forked child has one thread, and a lock that another
+    # thread of the parent held at the fork would never be released here)
+    PARALLEL_MIN_NNZ = PARALLEL_MIN_WORK = 1 << 62
+    if _serial_depth:           # (a context open in the parent: it must not restore them)
+        _saved_thresholds = PARALLEL_MIN_NNZ, PARALLEL_MIN_WORK
 
 
 _SERIAL_LOCK = __import__("threading").Lock()

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._numba.options import PARALLEL_MIN_NNZ
+from .._numba import options as _opts
 from . import _query_kernels as K
 
 NDCG_AT = 10
@@ -99,7 +99,7 @@ class QueryGroups:
                                  low=np.zeros(self.lptr[-1], np.int64),
                                  q_viol=np.zeros(Q, np.int64), q_loss=np.zeros(Q))
         sc = self._scratch
-        run = K.pair_pass_parallel if n >= PARALLEL_MIN_NNZ // 4 and Q > 1 else K.pair_pass_serial
+        run = K.pair_pass_parallel if n >= _opts.PARALLEL_MIN_NNZ // 4 and Q > 1 else K.pair_pass_serial
         run(np.ascontiguousarray(scores, np.float64), self.lev, self.order, self.qptr, self.lptr,
             float(margin), bool(strict), sc["coef"], sc["keys"], sc["perm"], sc["fu"], sc["fv"],
             sc["low"], sc["q_viol"], sc["q_loss"])
@@ -120,7 +120,7 @@ class QueryGroups:
                                  sums_low=np.zeros(L, np.int64), tu=np.zeros(L), tv=np.zeros(L), lowt=np.zeros(L),
                                  cp=np.zeros(n), sp=np.zeros(n), cm=np.zeros(n), sm=np.zeros(n))
         sc = self._scratch
-        run = K.pair_sums_parallel if n >= PARALLEL_MIN_NNZ // 4 and Q > 1 else K.pair_sums_serial
+        run = K.pair_sums_parallel if n >= _opts.PARALLEL_MIN_NNZ // 4 and Q > 1 else K.pair_sums_serial
         run(np.ascontiguousarray(scores, np.float64), np.ascontiguousarray(values, np.float64), self.lev,
             self.order, self.qptr, self.lptr, float(margin), sc["sums_keys"], sc["sums_perm"], sc["sums_fu"],
             sc["sums_fv"], sc["sums_low"], sc["tu"], sc["tv"], sc["lowt"], sc["cp"], sc["sp"], sc["cm"], sc["sm"])

@@ -51,9 +51,10 @@ DENSE_SPEEDUP = 4      # a dense cut's product costs about d / DENSE_SPEEDUP gat
 # order; at the last cut buffer of the 12,779-row bag of words (275 cuts,
 # a million pool entries, two threads) the Gram row took 0.70 ms against
 # 1.45 and the combination 0.70 against 1.10; the scores pass of streamed
-# and Dask Crammer-Singer runs (_ocas_cs_kernels.row_scores, 26,504
-# docstrings, 20 classes) 13-15 ms against 23-43 (the in-memory runs'
-# ``products`` did not change measurably).
+# and Dask Crammer-Singer runs (_ocas_cs_kernels.row_scores, which also
+# takes each class's row of Wt once; 26,504 docstrings, 20 classes) 13-15
+# ms against 23-43 (the in-memory runs' ``products`` did not change
+# measurably).
 _U = np.uint64
 
 
