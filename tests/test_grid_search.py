@@ -127,7 +127,7 @@ grid_search._local = recorded
 if mode == "launched":           # as the start-up server's spare does before its run
     import numba.np.ufunc.parallel as parallel
     parallel._launch_threads()
-extra = {"asset": dict(dim=32), "sbp": dict(epochs=1), "norma": dict(budget=50)}
+extra = {"asset": dict(dim=32), "sbp": dict(epochs=1), "norma": dict(budget=50), "cvm": dict(eps=1e-3)}
 for solver in kernel_solvers():
     params = TrainParams(solver=solver, kernel_type=2, **extra.get(solver, {}))
     result = grid_search.search_grid(data, params, [0.0, 1.0], [-6.0], folds=2, jobs=1 if mode == "one" else 2)
