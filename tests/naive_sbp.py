@@ -27,18 +27,26 @@ def lru_twin(slots, batches):
     """(set of cached rows, hits, misses) after fetching each batch in turn.
 
     Least recently used first (by batch; within a batch the lower slot);
-    rows of the current batch are never evicted; a row already cached, or
-    computed earlier in the same batch, counts as a hit.
+    the batch's rows that are cached are marked used before any missing
+    row is placed, so rows of the current batch are never evicted; a row
+    already cached, or computed earlier in the same batch, counts as a hit.
     """
     slot_row = [-1] * slots
     stamp = [0] * slots
     where = {}
     hits = misses = 0
     for clock, js in enumerate(batches, start=1):
-        for j in (int(x) for x in js):
-            if j in where:
+        js = [int(x) for x in js]
+        cached = [j in where for j in js]
+        for j, c in zip(js, cached):
+            if c:
                 hits += 1
                 stamp[where[j]] = clock
+        for j, c in zip(js, cached):
+            if c:
+                continue
+            if j in where:
+                hits += 1
                 continue
             free = [s for s in range(slots) if slot_row[s] < 0]
             if free:

@@ -155,6 +155,68 @@ def test_gather_block_symmetric_copy():
         np.testing.assert_array_equal(Kws, naive.gather_block(ws2, index, slots2, cache.M))
 
 
+@pytest.mark.parametrize("code", [RBF, 1, 0, 3])
+def test_compute_block_equals_the_gathered_block(code):
+    """compute_block's Kws (the new members' rows computed from the data, in
+    chunks of D's width, 16 here for 70 members; the kept members' part
+    moved and mirrored) holds the bits gathered from the cached rows, for
+    every kernel, SVR's 2n variables, with and without kept members."""
+    rng = np.random.default_rng(11)
+    A = rng.normal(size=(120, 6)) * (rng.random((120, 6)) < 0.7)
+    X = as_chunk(A, np.ones(120))
+    cache = KernelCache(X, Kernel(code, 0.3, 3, 0.5).resolved(6), 1, max_batch=16, n_features=6)
+    index = np.concatenate([np.arange(120), np.arange(120)]).astype(np.int64)
+    ws = rng.permutation(240)[:70].astype(np.int64)
+    ws2 = np.concatenate([ws[35:], rng.permutation(np.setdiff1d(np.arange(240), ws))[:35]]).astype(np.int64)
+    scratch = (np.empty(70, np.int64), np.empty(70), np.empty(70, np.int64))
+    for f in (KB.compute_block, KB.compute_block_serial):
+        Kws = np.full((70, 70), np.nan, np.float32)
+        for members, kept in ((ws, 0), (ws2, 35)):
+            f(members, index, Kws, kept, *cache.args()[:9], cache.D, *scratch)
+            slots = np.empty(70, np.int64)
+            for lo in range(0, 70, 16):
+                fetch(index[members[lo:lo + 16]], *cache.args(), slots[lo:lo + 16])
+            np.testing.assert_array_equal(Kws.view(np.int32),
+                                          naive.gather_block(members, index, slots, cache.M).view(np.int32))
+
+
+def test_computed_and_gathered_blocks_give_the_same_solve(monkeypatch):
+    """A batched solve whose rounds compute the block (as on long data of
+    short rows, ``computes_block``) takes the same steps to the same alpha,
+    bit for bit, as one whose rounds gather it."""
+    A, y = _problem(4, n=900, d=4)
+    X = as_chunk(A, y)
+    params = TrainParams(solver="smo", cache_mb=1, eps=1e-3)
+    kernel = Kernel(RBF, 2.0).resolved(4)
+    solved = {}
+    for computed in (False, True):
+        monkeypatch.setattr(smo_batched, "computes_block", lambda X, cache, c=computed: c)
+        alpha, rho, res = smo_batched.solve(X, y, np.full(900, 10.0), np.full(900, -1.0), kernel, params, 64)
+        solved[computed] = (alpha, rho, res.n_iter)
+        assert res.info["rounds"] > 3
+    np.testing.assert_array_equal(solved[True][0], solved[False][0])
+    assert solved[True][1:] == solved[False][1:]
+
+
+def test_computes_block_where_rows_are_short_and_many():
+    """The rule: long data of short rows (a9a's shape: 32,561 rows of 14
+    values) computes; short data or long rows gather; a precomputed kernel
+    never computes."""
+    class Shape:
+        def __init__(self, n_rows, nnz):
+            self.n_rows, self.nnz = n_rows, nnz
+
+    class Cache:
+        def __init__(self, code):
+            self.kernel = Kernel(code, 1.0)
+
+    assert smo_batched.computes_block(Shape(32_561, 14 * 32_561), Cache(RBF))
+    assert not smo_batched.computes_block(Shape(8_124, 21 * 8_124), Cache(RBF))          # mushrooms
+    assert not smo_batched.computes_block(Shape(20_000, 13 * 20_000), Cache(RBF))
+    assert not smo_batched.computes_block(Shape(50_000, 80 * 50_000), Cache(RBF))        # text
+    assert not smo_batched.computes_block(Shape(50_000, 13 * 50_000), Cache(4))          # precomputed
+
+
 @pytest.mark.parametrize("svr", [False, True])
 def test_update_gradient_against_numpy(svr):
     rng, X, cache, js, slots = _cached_rows(1)

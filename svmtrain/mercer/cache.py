@@ -90,14 +90,19 @@ NO_REASSOC = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE, fastmath=NO_REASSOC)
-def rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef0, squarings, M, slots):
-    """M[slots[b], i] = K(x_i, column b of D) for b < m and every row i (in parallel over row blocks).
+def rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef0, squarings, M, slots, rows):
+    """M[slots[b], c] = K(x_r, column b of D) for b < m and every c, where
+    r = rows[c], or (``rows`` empty) every data row r = c (in parallel over
+    blocks of c).
 
-    Per block of rows: the dot products of each row with all m columns
-    (one gather of D[f, :] per stored entry), then the kernel function
-    column by column in float64, stored as float32.
+    Per block: the dot products of each row with all m columns (one gather
+    of D[f, :] per stored entry), then the kernel function column by column
+    in float64, stored as M's type (float32). A value depends only on the
+    two rows, never on the block or on m's other columns: the cache's rows
+    and a -s smo working set's block (``rows`` its members) hold the same bits.
     """
-    n = indptr.shape[0] - 1
+    subset = rows.shape[0] > 0
+    n = rows.shape[0] if subset else indptr.shape[0] - 1
     d = D.shape[0]
     n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
     g = gamma * 0.5 ** squarings
@@ -106,17 +111,22 @@ def rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef
         h = min(n, lo + ROW_BLOCK) - lo
         dots = np.zeros((h, m))
         tmp = np.empty(h)
+        sq_r = np.empty(h)
+        for i in range(h):
+            sq_r[i] = sq[rows[lo + i] if subset else lo + i]
         if m == 1:          # one row (the SMO steps): a plain dot product per data row
             for i in range(h):
+                r = rows[lo + i] if subset else lo + i
                 acc = 0.0
-                for p in range(indptr[lo + i], indptr[lo + i + 1]):
+                for p in range(indptr[r], indptr[r + 1]):
                     f = indices[p]
                     if f < d:
                         acc += values[p] * D[f, 0]
                 dots[i, 0] = acc
         else:
             for i in range(h):
-                for p in range(indptr[lo + i], indptr[lo + i + 1]):
+                r = rows[lo + i] if subset else lo + i
+                for p in range(indptr[r], indptr[r + 1]):
                     f = indices[p]
                     if f < d:
                         x = values[p]
@@ -126,7 +136,7 @@ def rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef
             sqb = sq_b[b]
             if code == RBF:
                 for i in range(h):
-                    tmp[i] = -g * max(sq[lo + i] + sqb - 2.0 * dots[i, b], 0.0)
+                    tmp[i] = -g * max(sq_r[i] + sqb - 2.0 * dots[i, b], 0.0)
                 for i in range(h):
                     tmp[i] = exp_poly(tmp[i])
                 for _ in range(squarings):
@@ -134,7 +144,7 @@ def rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef
                         tmp[i] = tmp[i] * tmp[i]
             else:
                 for i in range(h):      # (code is not RBF here: _kval would call just this)
-                    tmp[i] = kernel_from_dot(dots[i, b], sq[lo + i], sqb, code, gamma, degree, coef0)
+                    tmp[i] = kernel_from_dot(dots[i, b], sq_r[i], sqb, code, gamma, degree, coef0)
             row = slots[b]
             for i in range(h):
                 M[row, lo + i] = tmp[i]
@@ -162,24 +172,32 @@ def _evict(owner, stamp, slot_of, clock):
 @njit(cache=True, nogil=True)
 def fetch(js, indptr, indices, values, sq, code, gamma, degree, coef0, squarings,
           M, slot_of, owner, stamp, state, D, miss_rows, miss_slots, out_slots):
-    """out_slots[b] = the slot of M holding K(x_{js[b]}, .), computing the missing rows together.
+    """out_slots[b] = the slot of M holding K(x_{js[b]}, .), computing the
+    missing rows together, D.shape[1] at a time.
 
-    ``D`` (float64[d, >= len(js)]), ``miss_rows`` and ``miss_slots`` (int64[>= len(js)])
-    are scratch. Rows used by this batch are never evicted by it; the cache must
+    ``D`` (float64[d, >= 1]), ``miss_rows`` and ``miss_slots`` (int64[>= len(js)])
+    are scratch. The rows of js that are cached are marked used first, so
+    that a missing row never evicts one that js asks for; the cache must
     have at least len(js) slots.
     """
     state[CLOCK] += 1
     clock = state[CLOCK]
-    n_miss = np.int64(0)  # (a literal 0 would make numba compile rows_into twice)
     for b in range(js.shape[0]):
-        j = js[b]
-        s = slot_of[j]
+        s = slot_of[js[b]]
+        out_slots[b] = s
         if s >= 0:
             stamp[s] = clock
+            state[HITS] += 1
+    n_miss = np.int64(0)  # (a literal 0 would make numba compile rows_into twice)
+    for b in range(js.shape[0]):
+        if out_slots[b] >= 0:
+            continue
+        j = js[b]
+        s = slot_of[j]
+        if s >= 0:          # a row repeated within js: computed once
             out_slots[b] = s
             state[HITS] += 1
             continue
-        # (a row repeated within the batch finds its slot above: computed once)
         s = _evict(owner, stamp, slot_of, clock)
         owner[s] = j
         slot_of[j] = s
@@ -188,14 +206,16 @@ def fetch(js, indptr, indices, values, sq, code, gamma, degree, coef0, squarings
         miss_slots[n_miss] = s
         out_slots[b] = s
         n_miss += 1
-    if n_miss > 0:
-        state[MISSES] += n_miss
-        sq_b = np.empty(n_miss)
-        for q in range(n_miss):
-            sq_b[q] = sq[miss_rows[q]]
-        densify_rows(indptr, indices, values, miss_rows, n_miss, D.shape[0], D)
-        rows_into(indptr, indices, values, sq, D, sq_b, n_miss, code, gamma, degree, coef0, squarings,
-                  M, miss_slots[:n_miss])
+    state[MISSES] += n_miss
+    step = D.shape[1]
+    sq_b = np.empty(min(n_miss, step))
+    for lo in range(0, n_miss, step):
+        m = min(step, n_miss - lo)
+        for q in range(m):
+            sq_b[q] = sq[miss_rows[lo + q]]
+        densify_rows(indptr, indices, values, miss_rows[lo:], m, D.shape[0], D)
+        rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef0, squarings,
+                  M, miss_slots[lo:lo + m], miss_rows[:0])
     return n_miss
 
 

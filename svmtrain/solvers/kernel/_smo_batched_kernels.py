@@ -11,8 +11,10 @@ Each outer round:
    by y G; alternately the next one from the left that is in I_up (the
    most violating by -y G) and the next one from the right in I_low (by
    y G), skipping the members kept from the previous round;
-2. the kernel rows of the members (the shared row cache), and
-   :func:`gather_block`, the q x q block of the members' kernel values;
+2. the kernel rows of the members (the shared row cache), and the q x q
+   block of the members' kernel values: :func:`gather_block` reads it from
+   their cached rows, :func:`compute_block` computes the new members' part
+   from the data (the same bits);
 3. :func:`inner_smo`: LIBSVM's pair steps (the same second-order
    selection ``_select_i``/``_select_j`` and clipping ``_pair`` as
    ``-s smo``) on the q variables with the rest fixed, until the local
@@ -27,7 +29,9 @@ import numpy as np
 from numba import njit, prange
 
 from ..._numba.options import PRANGE, serial_twin
-from ._smo_kernels import block_select_i, block_select_j, copy_variables, pair_on_block
+from ...mercer.cache import rows_into, rows_into_serial
+from ...mercer.functions import densify_rows
+from ._smo_kernels import block_select_i, block_select_j, copy_variables, pair_then_select_i
 
 # variables per block of the gradient update (one thread task)
 GRAD_BLOCK = 2048
@@ -176,24 +180,47 @@ TILE = 32
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
-def gather_block(ws, index, slots, M, Kws, kept, symmetric):
-    """Kws[a, b] = K(x_index[ws[a]], x_index[ws[b]]) from the cached rows
-    M[slots[a]]. With ``kept`` > 0 (at most q / 2, so that the block's
-    old and new places do not overlap: the rows move in parallel) the
-    members ws[:kept] are the last round's ws[q - kept:], whose block
-    Kws[q - kept:, q - kept:] still holds their values: it is moved to
-    Kws[:kept, :kept] and only the rest is gathered. ``symmetric``: the cached rows are bitwise symmetric
-    (every computed kernel: the dot products sum the same nonzero terms in
-    the same order either way), so Kws[:kept, kept:] is copied from the
-    new members' rows instead of read from the kept members' (a third
-    fewer scattered reads); not for a user's precomputed matrix."""
-    q = ws.shape[0]
-    off = q - kept
+def move_kept(Kws, kept):
+    """Kws[:kept, :kept] = Kws[q - kept:, q - kept:]: the block of the members
+    kept from the last round (its last ``kept``, now its first). ``kept`` is
+    at most q / 2, so that the old and new places do not overlap (the rows
+    move in parallel)."""
+    off = Kws.shape[0] - kept
     for a in prange(kept):
         src = Kws[off + a]
         dst = Kws[a]
         for b in range(kept):
             dst[b] = src[off + b]
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def mirror_kept(Kws, kept):
+    """Kws[:kept, kept:] = Kws[kept:, :kept] transposed (a symmetric block
+    whose rows from ``kept`` on are filled), in tiles of TILE x TILE."""
+    q = Kws.shape[0]
+    n_tiles = (kept + TILE - 1) // TILE
+    for ta in prange(n_tiles):
+        a_hi = min(kept, (ta + 1) * TILE)
+        for b0 in range(kept, q, TILE):
+            b_hi = min(q, b0 + TILE)
+            for a in range(ta * TILE, a_hi):
+                for b in range(b0, b_hi):
+                    Kws[a, b] = Kws[b, a]
+
+
+@njit(cache=True, nogil=True, parallel=PRANGE)
+def gather_block(ws, index, slots, M, Kws, kept, symmetric):
+    """Kws[a, b] = K(x_index[ws[a]], x_index[ws[b]]) from the cached rows
+    M[slots[a]]. With ``kept`` > 0 (at most q / 2) the members ws[:kept]
+    are the last round's ws[q - kept:], whose block Kws[q - kept:, q - kept:]
+    still holds their values: it is moved to Kws[:kept, :kept]
+    (:func:`move_kept`) and only the rest is gathered. ``symmetric``: the cached rows are bitwise symmetric
+    (every computed kernel: the dot products sum the same nonzero terms in
+    the same order either way), so Kws[:kept, kept:] is copied from the
+    new members' rows instead of read from the kept members' (a third
+    fewer scattered reads); not for a user's precomputed matrix."""
+    q = ws.shape[0]
+    move_kept(Kws, kept)
     first = kept if symmetric else 0
     for a in prange(first, q):
         row = M[slots[a]]
@@ -202,14 +229,35 @@ def gather_block(ws, index, slots, M, Kws, kept, symmetric):
         for b in range(lo, q):
             out[b] = row[index[ws[b]]]
     if symmetric and kept > 0:
-        n_tiles = (kept + TILE - 1) // TILE
-        for ta in prange(n_tiles):
-            a_hi = min(kept, (ta + 1) * TILE)
-            for b0 in range(kept, q, TILE):
-                b_hi = min(q, b0 + TILE)
-                for a in range(ta * TILE, a_hi):
-                    for b in range(b0, b_hi):
-                        Kws[a, b] = Kws[b, a]
+        mirror_kept(Kws, kept)
+
+
+@njit(cache=True, nogil=True)
+def compute_block(ws, index, Kws, kept, indptr, indices, values, sq, code, gamma, degree, coef0, squarings, D,
+                  rows, sq_b, out_rows):
+    """gather_block's Kws for a computed (symmetric) kernel, with the new
+    members' rows Kws[kept:] computed from the data by the row cache's own
+    kernel (``rows_into`` over the members' data rows, D.shape[1] new
+    members at a time) instead of read from their cached rows: the same
+    bits, and no scattered reads of rows that are mostly out of the CPU's
+    caches. The arguments from ``indptr`` to ``squarings`` are the row
+    cache's (``KernelCache.args()``); ``D`` (float64[d, >= 1]), ``rows``,
+    ``sq_b`` and ``out_rows`` (>= q and >= D.shape[1] entries) are scratch."""
+    q = ws.shape[0]
+    move_kept(Kws, kept)
+    for b in range(q):
+        rows[b] = index[ws[b]]
+    step = D.shape[1]
+    for c0 in range(kept, q, step):
+        m = min(step, q - c0)
+        for b in range(m):
+            sq_b[b] = sq[rows[c0 + b]]
+            out_rows[b] = c0 + b
+        densify_rows(indptr, indices, values, rows[c0:], m, D.shape[0], D)
+        rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef0, squarings, Kws,
+                  out_rows[:m], rows[:q])
+    if kept > 0:
+        mirror_kept(Kws, kept)
 
 
 @njit(cache=True, nogil=True)
@@ -231,8 +279,8 @@ def inner_smo(y, C, alpha, G, QD, ws, Kws, eps, frac, max_steps, F, keys, dcoef)
     steps = 0
     first = -np.inf
     local_eps = eps
+    qi, g_max = block_select_i(yc, Cc, ac, Gc, q, keys)     # (then chosen with each step's gradient update)
     while True:
-        qi, g_max = block_select_i(yc, Cc, ac, Gc, q, keys)
         qj = -1
         g_max2 = -np.inf
         if qi >= 0:
@@ -243,7 +291,7 @@ def inner_smo(y, C, alpha, G, QD, ws, Kws, eps, frac, max_steps, F, keys, dcoef)
             local_eps = max(eps, frac * gap)
         if qi < 0 or qj < 0 or gap < local_eps or steps >= max_steps:
             break
-        pair_on_block(yc, Cc, ac, Gc, QDc, Kws[qi], Kws[qj], qi, qj, q)
+        _, _, qi, g_max = pair_then_select_i(yc, Cc, ac, Gc, QDc, Kws[qi], Kws[qj], qi, qj, q, keys)
         steps += 1
     for b in range(q):
         alpha[ws[b]] = ac[b]
@@ -300,5 +348,9 @@ def update_gradient(G, y, index, M, slots, coef, k, n_rows):
 
 
 # on data of fewer than PARALLEL_MIN_NNZ values: the same numbers, no parallel code
-gather_block_serial = serial_twin(gather_block)
+move_kept_serial = serial_twin(move_kept)
+mirror_kept_serial = serial_twin(mirror_kept)
+gather_block_serial = serial_twin(gather_block, {"move_kept": move_kept_serial, "mirror_kept": mirror_kept_serial})
+compute_block_serial = serial_twin(compute_block, {"move_kept": move_kept_serial, "mirror_kept": mirror_kept_serial,
+                                                   "rows_into": rows_into_serial})
 update_gradient_serial = serial_twin(update_gradient)
