@@ -198,6 +198,54 @@ def test_computed_and_gathered_blocks_give_the_same_solve(monkeypatch):
     assert solved[True][1:] == solved[False][1:]
 
 
+@pytest.mark.parametrize("task", ["c", "r"])
+def test_demoting_unused_rows_keeps_the_solve(task, monkeypatch):
+    """Rows of members leaving the working set at alpha 0 (no variable of
+    their data row nonzero: SVR's twin checked) are evicted first: other
+    rows computed (fewer here; how many fewer on the benchmark sets is in
+    docs/solvers.md), the same alpha to the bit."""
+    A, y = _problem(6, n=2500, d=4)
+    X = as_chunk(A, y)
+    params = TrainParams(solver="smo", cache_mb=300 * 4 * 2500 / 2**20, eps=1e-3)   # 300 rows
+    kernel = Kernel(RBF, 2.0).resolved(4)
+    if task == "r":
+        z = A[:, 0] + 0.1 * A[:, 1]
+        yy = np.concatenate([np.ones(2500), -np.ones(2500)])
+        args = (X, yy, np.full(5000, 1.0), np.concatenate([0.1 - z, 0.1 + z]), kernel, params, 128)
+        kw = {"index": np.concatenate([np.arange(2500), np.arange(2500)])}
+    else:
+        args = (X, y, np.full(2500, 10.0), np.full(2500, -1.0), kernel, params, 128)
+        kw = {}
+    solved = {}
+    for demoting in (False, True):
+        if not demoting:
+            monkeypatch.setattr(smo_batched._Block, "demote_unused", lambda self, *a: None)
+        else:
+            monkeypatch.undo()
+        alpha, rho, res = smo_batched.solve(*args, **kw)
+        solved[demoting] = (alpha, rho, res.info["kernel_rows"])
+    np.testing.assert_array_equal(solved[True][0], solved[False][0])
+    assert solved[True][1] == solved[False][1]
+    assert solved[True][2] != solved[False][2]          # (the demotion did act)
+
+
+def test_a_demoted_row_is_evicted_first():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(40, 3))
+    cache = KernelCache(as_chunk(A, np.ones(40)), Kernel(RBF, 0.5), 4 * 4 * 40 / 2**20, max_batch=4)
+    assert cache.slots == 4
+    slots = np.empty(4, np.int64)
+    fetch(np.arange(4, dtype=np.int64), *cache.args(), slots)     # rows 0-3, all used at the same clock
+    fetch(np.array([3, 1, 0], np.int64), *cache.args(), slots[:3])  # row 2 now the least recently used
+    cache.demote([0])
+    fetch(np.array([9], np.int64), *cache.args(), slots[:1])
+    assert cache.slot_of[0] < 0 and (cache.slot_of[[1, 2, 3, 9]] >= 0).all()
+    cache.demote([5, 1])                                             # (a row not cached is ignored)
+    fetch(np.array([7], np.int64), *cache.args(), slots[:1])
+    assert cache.slot_of[1] < 0 and (cache.slot_of[[2, 3, 9, 7]] >= 0).all()
+    np.testing.assert_array_equal(cache.M[cache.slot_of[7]], cache.rows([7])[0])
+
+
 def test_computes_block_where_rows_are_short_and_many():
     """The rule: long data of short rows (a9a's shape: 32,561 rows of 14
     values) computes; short data or long rows gather; a precomputed kernel

@@ -350,6 +350,13 @@ class KernelCache:
             get(js, *self.args(), slots[:len(js)])
         self.filled = True
 
+    def demote(self, js):
+        """Mark the cached rows of js least recently used: the next missing
+        rows evict them before any other. (Only which rows are kept changes,
+        never a value: for a solver that knows a row will not be needed soon.)"""
+        slots = self.slot_of[np.asarray(js, np.int64)]
+        self.stamp[slots[slots >= 0]] = 0
+
     def rows(self, js):
         """float32[len(js), n]: K(x_j, x_i) for each j in js (a copy of the cached rows)."""
         js = np.ascontiguousarray(js, np.int64)
