@@ -18,6 +18,8 @@ from svmtrain.params import TrainParams
 from svmtrain.solvers.kernel import _smo_batched_kernels as KB
 from svmtrain.solvers.kernel import smo
 from svmtrain.solvers.kernel import smo_batched
+from svmtrain.solvers.kernel import smo_path
+from svmtrain._numba import options as opts
 
 import naive_smo_batched as naive
 from conftest import bundled
@@ -180,10 +182,14 @@ def test_compute_block_equals_the_gathered_block(code):
                                           naive.gather_block(members, index, slots, cache.M).view(np.int32))
 
 
-def test_computed_and_gathered_blocks_give_the_same_solve(monkeypatch):
+@pytest.mark.parametrize("parallel", [False, True])
+def test_computed_and_gathered_blocks_give_the_same_solve(parallel, monkeypatch):
     """A batched solve whose rounds compute the block (as on long data of
     short rows, ``computes_block``) takes the same steps to the same alpha,
-    bit for bit, as one whose rounds gather it."""
+    bit for bit, as one whose rounds gather it: with the serial kernels
+    (this small set) and with the parallel ones."""
+    if parallel:
+        monkeypatch.setattr(opts, "PARALLEL_MIN_NNZ", 1)
     A, y = _problem(4, n=900, d=4)
     X = as_chunk(A, y)
     params = TrainParams(solver="smo", cache_mb=1, eps=1e-3)
@@ -196,6 +202,26 @@ def test_computed_and_gathered_blocks_give_the_same_solve(monkeypatch):
         assert res.info["rounds"] > 3
     np.testing.assert_array_equal(solved[True][0], solved[False][0])
     assert solved[True][1:] == solved[False][1:]
+
+
+def test_computed_blocks_under_cross_validation_threads(monkeypatch):
+    """-v's fold threads share one filled kernel cache (its dense scratch
+    D included): a round that computes its block writes its own scratch,
+    never the cache's, and two threads give one thread's predictions."""
+    monkeypatch.setattr(smo_batched, "computes_block", lambda X, cache: True)
+    monkeypatch.setattr(opts, "PARALLEL_MIN_NNZ", 1)
+    A, y = _problem(8, n=1200, d=4)
+    data = as_chunk(A, y)
+    cache = KernelCache(data, Kernel(RBF, 2.0).resolved(4), 10, max_batch=16, n_features=4)
+    blk = smo_batched._Block(data, 1200, 64, 16, cache, True, np.arange(1200))
+    assert blk.block_args[9] is not cache.D and blk.block_args[9].shape == cache.D.shape
+    fold = np.random.default_rng(0).permutation(1200) % 4
+    splits = [(np.flatnonzero(fold != k), np.flatnonzero(fold == k), np.array([1.0, -1.0])) for k in range(4)]
+    preds = []
+    for threads in (1, 2):
+        params = TrainParams(solver="smo", cache_mb=10, working_set=64, threads=threads, gamma=2.0, C=10.0)
+        preds.append(smo_path.cross_val_predict(data, params, splits, 4))
+    np.testing.assert_array_equal(preds[0], preds[1])
 
 
 @pytest.mark.parametrize("task", ["c", "r"])

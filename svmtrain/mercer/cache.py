@@ -92,8 +92,8 @@ NO_REASSOC = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
 @njit(cache=True, nogil=True, parallel=PRANGE, fastmath=NO_REASSOC)
 def rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef0, squarings, M, slots, rows):
     """M[slots[b], c] = K(x_r, column b of D) for b < m and every c, where
-    r = rows[c], or (``rows`` empty) every data row r = c (in parallel over
-    blocks of c).
+    r = rows[c], or (``rows`` empty: never an empty subset) every data row
+    r = c (in parallel over blocks of c).
 
     Per block: the dot products of each row with all m columns (one gather
     of D[f, :] per stored entry), then the kernel function column by column
@@ -206,16 +206,17 @@ def fetch(js, indptr, indices, values, sq, code, gamma, degree, coef0, squarings
         miss_slots[n_miss] = s
         out_slots[b] = s
         n_miss += 1
-    state[MISSES] += n_miss
-    step = D.shape[1]
-    sq_b = np.empty(min(n_miss, step))
-    for lo in range(0, n_miss, step):
-        m = min(step, n_miss - lo)
-        for q in range(m):
-            sq_b[q] = sq[miss_rows[lo + q]]
-        densify_rows(indptr, indices, values, miss_rows[lo:], m, D.shape[0], D)
-        rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef0, squarings,
-                  M, miss_slots[lo:lo + m], miss_rows[:0])
+    if n_miss > 0:
+        state[MISSES] += n_miss
+        step = D.shape[1]
+        sq_b = np.empty(min(n_miss, step))
+        for lo in range(0, n_miss, step):
+            m = min(step, n_miss - lo)
+            for q in range(m):
+                sq_b[q] = sq[miss_rows[lo + q]]
+            densify_rows(indptr, indices, values, miss_rows[lo:], m, D.shape[0], D)
+            rows_into(indptr, indices, values, sq, D, sq_b, m, code, gamma, degree, coef0, squarings,
+                      M, miss_slots[lo:lo + m], miss_rows[:0])
     return n_miss
 
 

@@ -241,8 +241,9 @@ def compute_block(ws, index, Kws, kept, indptr, indices, values, sq, code, gamma
     members at a time) instead of read from their cached rows: the same
     bits, and no scattered reads of rows that are mostly out of the CPU's
     caches. The arguments from ``indptr`` to ``squarings`` are the row
-    cache's (``KernelCache.args()``); ``D`` (float64[d, >= 1]), ``rows``,
-    ``sq_b`` and ``out_rows`` (>= q and >= D.shape[1] entries) are scratch."""
+    cache's (``KernelCache.args()``); ``D`` (float64[d, >= 1], not the
+    cache's own when threads share the cache), ``rows``, ``sq_b`` and
+    ``out_rows`` (q entries) are scratch."""
     q = ws.shape[0]
     move_kept(Kws, kept)
     for b in range(q):

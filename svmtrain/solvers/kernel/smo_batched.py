@@ -139,7 +139,7 @@ class _Block:
     """A round's working set, buffers and kernels (parallel or serial), reused from round to round."""
 
     def __init__(self, X, n, q, batch, cache, parallel, index):
-        self.q, self.batch, self.cache, self.n_rows = q, batch, cache, X.n_rows
+        self.q, self.cache, self.n_rows = q, cache, X.n_rows
         self.get_rows = fetch if parallel else fetch_serial
         self.gather = KB.gather_block if parallel else KB.gather_block_serial
         self.update = KB.update_gradient if parallel else KB.update_gradient_serial
@@ -147,9 +147,10 @@ class _Block:
         # computed together, ``batch`` at a time, whatever their places in ws)
         self.args = cache.args()[:-2] + (np.empty(q, np.int64), np.empty(q, np.int64))
         self.compute = computes_block(X, cache)
-        if self.compute:
+        if self.compute:        # (its own dense scratch: -v's fold threads share one filled cache, D included)
             self.compute_block = KB.compute_block if parallel else KB.compute_block_serial
-            self.block_args = self.args[:9] + (cache.D, np.empty(q, np.int64), np.empty(q), np.empty(q, np.int64))
+            self.block_args = self.args[:9] + (np.zeros((cache.D.shape[0], batch)), np.empty(q, np.int64),
+                                               np.empty(q), np.empty(q, np.int64))
         self.symmetric = cache.kernel.code != PRECOMPUTED
         self.shared_rows = len(np.unique(index)) < len(index)     # (SVR's 2n variables read n rows)
         self.flag = np.zeros(n, np.bool_)
