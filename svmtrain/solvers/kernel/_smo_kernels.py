@@ -459,7 +459,9 @@ def pair_on_block(yc, Cc, ac, Gc, QDc, K_i, K_j, qi, qj, m):
     variables (signs yc, bounds Cc, alphas ac, gradients Gc, diagonal QDc;
     K_i, K_j the kernel rows of qi and qj over the block): the two alphas
     solved and clipped by ``_pair``, every gradient of the block updated.
-    Returns the two alphas before the step."""
+    Returns the two alphas before the step. (The solvers take the fused
+    :func:`pair_then_select_i`; this unfused step is what its test holds
+    it to.)"""
     a_i, a_j, d_i, d_j = _block_pair(yc, Cc, ac, Gc, QDc, K_i, qi, qj)
     for q in range(m):
         Gc[q] += yc[q] * (K_i[q] * d_i + K_j[q] * d_j)
