@@ -299,10 +299,25 @@ def bag_of_words(rows=15_935, features=62_061, mean_length=90.0, topics=20, seed
     return M, topic
 
 
+def write_sparse_rows(path, M, labels):
+    """Write the rows of M (CSR, stored entries in order) with ``labels`` as
+    LIBSVM text, 1-based indices: the bytes scikit-learn's
+    ``dump_svmlight_file(M, labels, path, zero_based=False)`` writes (a label
+    ``%d`` when the labels are integers, else ``%.16g``; values ``%.16g``;
+    an empty row is ``label `` and a newline), without needing scikit-learn."""
+    M = M.tocsr()
+    label_pattern = "%d" if np.asarray(labels).dtype.kind in "iu" else "%.16g"
+    with open(path, "w") as f:
+        for i in range(M.shape[0]):
+            lo, hi = M.indptr[i], M.indptr[i + 1]
+            pairs = " ".join("%d:%.16g" % (j + 1, v) for j, v in zip(M.indices[lo:hi].tolist(),
+                                                                    M.data[lo:hi].tolist()))
+            f.write(f"{label_pattern % labels[i]} {pairs}\n")
+
+
 def write_bag_of_words(path, M, labels):
     """Write rows M (CSR) with ``labels`` as LIBSVM text (1-based indices)."""
-    from sklearn.datasets import dump_svmlight_file
-    dump_svmlight_file(M, labels, os.fspath(path), zero_based=False)
+    write_sparse_rows(path, M, labels)
 
 
 def sensor_rows(rows=49_990, seed=1, flip=0.003):
@@ -367,9 +382,9 @@ def web_rows(rows=49_749, seed=1, features=300, positives=0.03, mean_nnz=11.6, n
 
 def write_dense(path, X, y):
     """Write dense rows X with labels y as LIBSVM text (zeros left out,
-    scikit-learn's writer, as :func:`write_bag_of_words`)."""
-    from sklearn.datasets import dump_svmlight_file
-    dump_svmlight_file(np.round(X, 6), y, os.fspath(path), zero_based=False)
+    the bytes of scikit-learn's writer, as :func:`write_bag_of_words`)."""
+    import scipy.sparse as sp
+    write_sparse_rows(path, sp.csr_matrix(np.round(X, 6)), y)
 
 
 def main(argv=None):
