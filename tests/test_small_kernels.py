@@ -317,6 +317,82 @@ def test_ocas_serial_twins_equal_the_parallel_kernels_on_one_block():
     assert t_ser[0] == pytest.approx(t_par[0], rel=1e-12)
 
 
+def test_by_blocks_runs_the_serial_twin_below_its_work_threshold(monkeypatch):
+    """With a work estimate, by_blocks takes the serial twin on nb > 1 blocks
+    when the call's work is below PARALLEL_MIN_PASS (no parallel code is even
+    compiled) and the parallel kernel from it on; both give the same sums."""
+    from numba import njit, prange
+    from svmtrain._numba import options as opts
+
+    @njit(parallel=opts.PRANGE)
+    def block_sums(x, nb):
+        part = np.zeros(nb)
+        for blk in prange(nb):
+            lo, hi = blk * x.shape[0] // nb, (blk + 1) * x.shape[0] // nb
+            for i in range(lo, hi):
+                part[blk] += x[i]
+        return part
+
+    run = opts.by_blocks(block_sums, 1, lambda args: 3 * args[0].shape[0])
+    x = np.random.default_rng(1).standard_normal(1001)
+    monkeypatch.setattr(opts, "PARALLEL_MIN_PASS", 3 * 1001 + 1)
+    below = run(x, 2)
+    assert run.serial.signatures and not run.parallel.signatures
+    monkeypatch.setattr(opts, "PARALLEL_MIN_PASS", 3 * 1001)
+    above = run(x, 2)
+    assert run.parallel.signatures
+    np.testing.assert_array_equal(below, above)
+    np.testing.assert_allclose(below, [x[:500].sum(), x[500:].sum()], rtol=1e-12)
+
+
+def _text_like(rows, features, seed, classes=2):
+    """Rows of power-law word counts (the shape of issue 33's text), labels
+    from a sparse linear rule with noise (``classes`` of them: -1/+1, or
+    1..classes by quantiles of the rule's score): a Chunk."""
+    import scipy.sparse as sp
+    from svmtrain.data.arrays import as_chunk
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, features + 1) ** 1.1
+    lengths = rng.integers(5, 60, rows)
+    cols = rng.choice(features, size=int(lengths.sum()), p=p / p.sum())
+    M = sp.csr_matrix((np.ones(cols.shape[0]), (np.repeat(np.arange(rows), lengths), cols)), shape=(rows, features))
+    M.sum_duplicates()
+    w = rng.standard_normal(features) * (rng.random(features) < 0.2)
+    score = M @ w + 0.3 * rng.standard_normal(rows)
+    if classes == 2:
+        return as_chunk(M, np.where(score > 0, 1.0, -1.0))
+    return as_chunk(M, 1.0 + np.searchsorted(np.quantile(score, np.arange(1, classes) / classes), score))
+
+
+@pytest.mark.parametrize("shape,classes", [((3000, 400), 2), ((1500, 8000), 2), ((3000, 400), 4)])
+def test_ocas_on_two_blocks_is_the_same_below_and_above_the_work_threshold(shape, classes, monkeypatch):
+    """An OCAS run on two blocks whose small passes take the serial twins
+    (PARALLEL_MIN_PASS) trains the model every pass in parallel trains,
+    number for number: sparse and dense cuts (3,000 x 400), the rows form
+    turning dense (1,500 x 8,000), the line search, Crammer-Singer (4 classes)."""
+    from svmtrain._numba import options as opts
+    from svmtrain.params import TrainParams
+    from svmtrain.solvers.ocas import ocas
+    from svmtrain.training.train import train
+    X = _text_like(*shape, seed=3, classes=classes)
+    monkeypatch.setattr(ocas, "MIN_NNZ_PER_THREAD", 1)
+    multiclass = "cs" if classes > 2 else "ovr"
+
+    def model_numbers():
+        m = train(X, TrainParams(solver="ocas", threads=2, C=1.0, multiclass=multiclass))
+        return m.fit_results[0].n_iter, [np.asarray(s, np.float64) for _, s in m.file_sections()
+                                         if isinstance(s, np.ndarray)]
+
+    monkeypatch.setattr(opts, "PARALLEL_MIN_PASS", 1 << 62)
+    iters, serial = model_numbers()
+    monkeypatch.setattr(opts, "PARALLEL_MIN_PASS", 0)
+    iters_par, parallel = model_numbers()
+    assert iters == iters_par > 5
+    assert len(serial) == len(parallel) > 0
+    for a, b in zip(serial, parallel):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("kw", [{"solver": "sbp"}, {"solver": "pegasos", "kernel_type": 2, "epochs": 3},
                                 {"solver": "asset", "dim": 64, "epochs": 2},
                                 {"solver": "asset", "approx": "fourier", "dim": 64, "epochs": 2}])

@@ -26,6 +26,16 @@ PRANGE = ParallelOptions({"comprehension": False, "reduction": False, "inplace_b
 PARALLEL_MIN_NNZ = 1 << 16      # stored values of a CSR pass
 PARALLEL_MIN_WORK = 1 << 21     # multiply-adds (or output entries) of a dense pass
 
+# Block kernels (:func:`by_blocks`) given a ``work`` estimate run their serial
+# twin over the same blocks below this much work: a pass over an n- or
+# d-vector of the OCAS loop counts its length times the pass's cost in units
+# of the cheapest pass (about 1.5 ns an element here). Below it the wake-up of
+# a sleeping thread (OMP_WAIT_POLICY=PASSIVE; 50-70 us a parallel region on
+# this project's VM) costs more than half the pass; measured crossovers: the
+# breakpoint pass (cost 3) 16-32k rows, the outputs' update (cost 2) 32k,
+# a histogram or w_b's update (cost 1) 65-130k.
+PARALLEL_MIN_PASS = 1 << 17
+
 # A few passes made once or twice a run (the objective's losses, take_rows'
 # gather) are NumPy expressions on data of fewer stored values than this: a
 # run on small data then compiles and loads no kernel for them. Unlike the
@@ -76,16 +86,23 @@ def serial_twin(kernel, replace=None):
     return twin(kernel, "_serial", replace, parallel=False)
 
 
-def by_blocks(kernel, nb_arg):
+def by_blocks(kernel, nb_arg, work=None):
     """A Python function calling ``kernel`` (a parallel numba kernel over
     ``nb`` blocks, ``nb`` its positional argument number ``nb_arg``) when
     ``nb > 1`` and its :func:`serial_twin` when ``nb == 1``: the same
     results, and single-block runs (small data, ``--threads 1``) compile no
-    parallel code. ``.parallel`` and ``.serial`` are the two kernels."""
+    parallel code. With ``work`` (the call's arguments -> its work, see
+    PARALLEL_MIN_PASS) a call of less work than PARALLEL_MIN_PASS runs the
+    serial twin over the same ``nb`` blocks: the same numbers as the parallel
+    kernel, no thread woken. ``.parallel`` and ``.serial`` are the two kernels."""
     serial = serial_twin(kernel)
 
-    def run(*args):
-        return (kernel if args[nb_arg] > 1 else serial)(*args)
+    if work is None:
+        def run(*args):
+            return (kernel if args[nb_arg] > 1 else serial)(*args)
+    else:
+        def run(*args):
+            return (kernel if args[nb_arg] > 1 and work(args) >= PARALLEL_MIN_PASS else serial)(*args)
 
     f = getattr(kernel, "py_func", kernel)
     run.__name__ = f.__name__

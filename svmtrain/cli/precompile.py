@@ -274,15 +274,15 @@ def run_group(name):
     from .._numba import options as opts
     from ..solvers.ocas import ocas
     t0 = time.perf_counter()
-    saved = opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD
+    saved = opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, opts.PARALLEL_MIN_PASS, ocas.MIN_NNZ_PER_THREAD
     with tempfile.TemporaryDirectory(prefix="svmtrain-precompile-") as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            for setting in (saved, (0, 0, 1)):
-                opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD = setting
+            for setting in (saved, (0, 0, 0, 1)):
+                opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, opts.PARALLEL_MIN_PASS, ocas.MIN_NNZ_PER_THREAD = setting
                 _groups()[name](tmp)
         finally:
-            opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, ocas.MIN_NNZ_PER_THREAD = saved
+            opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, opts.PARALLEL_MIN_PASS, ocas.MIN_NNZ_PER_THREAD = saved
     return time.perf_counter() - t0
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..._numba.options import PRANGE, by_blocks
-from ._ocas_kernels import _U, _block, _dot
+from ._ocas_kernels import _U, _block, _dot, _pass
 
 
 GRAM_SPAN_BYTES = 1 << 19      # gram_lists_kernel's span of S_new (fits a core's L2 cache)
@@ -269,7 +269,7 @@ def move_kernel(yi, cw, S_b, S_d, t, s, yhat, G_new, nb):
     return tot[0], int(tot[1]), int(tot[2]), tot[3]
 
 
-move = by_blocks(move_kernel, 8)
+move = by_blocks(move_kernel, 8, _pass(2, 2))
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
@@ -289,7 +289,7 @@ def loss_at_kernel(yi, cw, S_b, S_d, t, nb):
     return s
 
 
-loss_at = by_blocks(loss_at_kernel, 5)
+loss_at = by_blocks(loss_at_kernel, 5, _pass(1, 2))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -448,7 +448,7 @@ def directions_kernel(G_c, G_b, S_b, G_d, S_d, nb):
     return tot[0], tot[1], tot[2]
 
 
-directions = by_blocks(directions_kernel, 5)
+directions = by_blocks(directions_kernel, 5, _pass(2, 2))
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE, error_model="numpy")
@@ -516,4 +516,4 @@ def breakpoints_kernel(yi, cw, S_b, S_d, qb, nb, kb, wb):
     return G, int(m_total)
 
 
-breakpoints = by_blocks(breakpoints_kernel, 5)
+breakpoints = by_blocks(breakpoints_kernel, 5, _pass(3, 2))

@@ -45,6 +45,22 @@ from ..._numba._sort_kernels import argsort_range
 
 
 DENSE_SPEEDUP = 4      # a dense cut's product costs about d / DENSE_SPEEDUP gathers' time (_work_bounds)
+
+
+def _pass(cost, arg=0):
+    """A ``by_blocks`` work estimate: a pass over the entries of array
+    argument ``arg``, ``cost`` units each (PARALLEL_MIN_PASS: a unit is
+    about 1.5 ns)."""
+    return lambda args: cost * args[arg].size
+
+
+def _cuts_work(sp_len, k, d, alpha=None):
+    """The work of a pass over cuts 0..k-1 (those with alpha > 0 when
+    ``alpha`` is given): each sparse cut's stored values, d / DENSE_SPEEDUP
+    for each dense one (as ``_cut_work``)."""
+    lens = sp_len[:k] if alpha is None else sp_len[:k][alpha[:k] > 0.0]
+    return int(np.where(lens >= 0, lens, d // DENSE_SPEEDUP + 1).sum())
+
 # Gathers and scatters through stored indices (a[pidx[t]]) index with
 # unsigned integers, as solvers/_common.py's row kernels do: numba then
 # drops its negative-index wraparound test. The same sums in the same
@@ -151,7 +167,7 @@ def update_outputs_kernel(y, cw, out_b, out_d, t, mu, viol, prev, nb):
     return loss, nerr, nv, bsum, nch
 
 
-update_outputs = by_blocks(update_outputs_kernel, 8)
+update_outputs = by_blocks(update_outputs_kernel, 8, _pass(2))
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
@@ -172,7 +188,7 @@ def loss_at_kernel(y, cw, out_b, out_d, t, nb):
     return s
 
 
-loss_at = by_blocks(loss_at_kernel, 5)
+loss_at = by_blocks(loss_at_kernel, 5, _pass(1))
 
 
 # ---------------------------------------------------------------------------
@@ -275,7 +291,7 @@ def rows_dot_kernel(M, k, v, nb, out):
     return out
 
 
-rows_dot = by_blocks(rows_dot_kernel, 3)
+rows_dot = by_blocks(rows_dot_kernel, 3, lambda a: a[1] * a[2].shape[0] // DENSE_SPEEDUP)
 
 
 def gram_row(A, k, slot, a, nb, out):
@@ -340,7 +356,7 @@ def gram_row_mixed_kernel(A, sp_start, sp_len, pidx, pval, k, a, nb, out):
     return out
 
 
-gram_row_mixed = by_blocks(gram_row_mixed_kernel, 7)
+gram_row_mixed = by_blocks(gram_row_mixed_kernel, 7, lambda a: _cuts_work(a[2], a[5], a[6].shape[0]))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -407,7 +423,8 @@ def combine_mixed_kernel(A, sp_start, sp_len, pidx, pval, alpha, k, w_b, w_c, w_
     return _column_sums(part)
 
 
-combine_mixed = by_blocks(combine_mixed_kernel, 10)
+combine_mixed = by_blocks(combine_mixed_kernel, 10,
+                          lambda a: _cuts_work(a[2], a[6], a[7].shape[0], a[5]) + 2 * a[7].shape[0])
 
 
 @njit(cache=True, nogil=True)
@@ -440,7 +457,7 @@ def axpy_sqnorm_kernel(w, t, v, nb):
     return s
 
 
-axpy_sqnorm = by_blocks(axpy_sqnorm_kernel, 3)
+axpy_sqnorm = by_blocks(axpy_sqnorm_kernel, 3, _pass(1))
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
@@ -466,7 +483,8 @@ def combine_cuts_kernel(A, alpha, k, w_b, w_c, w_d, nb):
     return _column_sums(part)
 
 
-combine_cuts = by_blocks(combine_cuts_kernel, 6)
+combine_cuts = by_blocks(combine_cuts_kernel, 6, lambda a: (int(np.count_nonzero(a[1][:a[2]] > 0.0)) // DENSE_SPEEDUP + 2)
+                        * a[3].shape[0])
 
 
 # ---------------------------------------------------------------------------
@@ -518,7 +536,8 @@ def combine_rows_kernel(G, U, alpha, k, g_b, out_b, out0, s0, n00, g_d, out_d, n
     return scc, sdd, sbd
 
 
-combine_rows = by_blocks(combine_rows_kernel, 11)
+combine_rows = by_blocks(combine_rows_kernel, 11, lambda a: (int(np.count_nonzero(a[2][:a[3]] > 0.0)) // 2 + 3)
+                        * a[4].shape[0])
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
@@ -544,7 +563,7 @@ def shift_rows_kernel(g_b, t, g_d, out_b, out0, s0, n00, nb):
     return s_b + s0 * (s0 * n00 + s_0)
 
 
-shift_rows = by_blocks(shift_rows_kernel, 7)
+shift_rows = by_blocks(shift_rows_kernel, 7, _pass(1))
 
 
 # ---------------------------------------------------------------------------
@@ -1281,7 +1300,7 @@ def _prefix_hist_kernel(kbits, wb, prefix, pshift, shift, nbins, nb):
     return out
 
 
-_prefix_hist = by_blocks(_prefix_hist_kernel, 6)
+_prefix_hist = by_blocks(_prefix_hist_kernel, 6, _pass(1))
 
 
 @njit(cache=True, nogil=True)
@@ -1343,7 +1362,7 @@ def breakpoints_kernel(y, cw, out_b, out_d, qb, nb, kb, wb):
     return G, m
 
 
-breakpoints = by_blocks(breakpoints_kernel, 5)
+breakpoints = by_blocks(breakpoints_kernel, 5, _pass(3))
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE, error_model="numpy")
@@ -1393,7 +1412,7 @@ def svr_breakpoints_kernel(y, out_b, out_d, p, cost, qb, nb, kb, wb):
     return G, m
 
 
-svr_breakpoints = by_blocks(svr_breakpoints_kernel, 6)
+svr_breakpoints = by_blocks(svr_breakpoints_kernel, 6, _pass(3))
 
 
 def svr_line_search(y, out_b, out_d, p, cost, qa, qb, nb, kb, wb):
@@ -1418,7 +1437,7 @@ def _prefix_counts_kernel(kbits, key, shift, nb):
     return cnt
 
 
-_prefix_counts = by_blocks(_prefix_counts_kernel, 3)
+_prefix_counts = by_blocks(_prefix_counts_kernel, 3, _pass(1))
 
 
 def count_prefix(kbits, key, shift, nb):
@@ -1457,7 +1476,7 @@ def gather_prefix_kernel(kb, wb, key, shift, nb):
     return sk, sw
 
 
-gather_prefix = by_blocks(gather_prefix_kernel, 4)
+gather_prefix = by_blocks(gather_prefix_kernel, 4, _pass(1))
 
 
 def line_search(y, cw, out_b, out_d, qa, qb, nb, kb, wb):
