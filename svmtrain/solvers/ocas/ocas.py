@@ -73,6 +73,7 @@ import time
 import numba
 import numpy as np
 
+from ..._numba import options as _opts
 from ...data.chunk_source import as_source, is_streamed
 from ...errors import ParameterError
 from . import _ocas_kernels as K
@@ -655,10 +656,17 @@ class LocalData:
             flags = (self.viol != self.prev) if delta else (self.viol != 0)
             order = np.flatnonzero(np.logical_or.reduceat(flags, b[:-1]))
             del flags
+        # the rows to add hold about rows * nnz / n values (2 units each, as
+        # PARALLEL_MIN_PASS counts): fewer, and the serial twin adds them on
+        # the same blocks (the same numbers) without waking a thread
+        rows = self.nch if delta else self.nv
+        scatter = K.scatter_cut
+        if 2 * rows * X.nnz < _opts.PARALLEL_MIN_PASS * max(1, X.n_rows):
+            scatter = K.scatter_cut.serial
         for j, c in X.blocks(order):
             r = slice(b[j], b[j + 1])
-            K.scatter_cut(c.indptr, c.indices, c.values, self.B, self.y[r], self.cw[r], self.viol[r],
-                          self.prev[r], delta, self.nb, self.buf, a_new)
+            scatter(c.indptr, c.indices, c.values, self.B, self.y[r], self.cw[r], self.viol[r], self.prev[r], delta,
+                    self.nb, self.buf, a_new)
         self.a_prev, self.a_new = a_new, self.a_prev
         return a_new
 
