@@ -30,7 +30,7 @@ PARALLEL_MIN_WORK = 1 << 21     # multiply-adds (or output entries) of a dense p
 # twin over the same blocks below this much work: a pass over an n- or
 # d-vector of the OCAS loop counts its length times the pass's cost in units
 # of the cheapest pass (about 1.5 ns an element here). Below it the wake-up of
-# a sleeping thread (OMP_WAIT_POLICY=PASSIVE; 50-70 us a parallel region on
+# a sleeping thread (OMP_WAIT_POLICY=PASSIVE; 50-150 us a parallel region on
 # this project's VM) costs more than half the pass; measured crossovers: the
 # breakpoint pass (cost 3) 16-32k rows, the outputs' update (cost 2) 32k,
 # a histogram or w_b's update (cost 1) 65-130k.

@@ -61,6 +61,36 @@ def _cuts_work(sp_len, k, d, alpha=None):
     lens = sp_len[:k] if alpha is None else sp_len[:k][alpha[:k] > 0.0]
     return int(np.where(lens >= 0, lens, d // DENSE_SPEEDUP + 1).sum())
 
+
+def _active(alpha, k):
+    """How many of cuts 0..k-1 have alpha > 0."""
+    return int(np.count_nonzero(alpha[:k] > 0.0))
+
+
+# The work estimates of the cut-buffer kernels below (``by_blocks``; their
+# argument tuples ``a`` as the kernels' signatures): dense products stream
+# DENSE_SPEEDUP entries a unit, sparse cuts a stored value a unit, and the
+# d- or n-vectors the kernel writes one or two units an entry.
+def _rows_dot_work(a):          # (M, k, v, nb, out)
+    return a[1] * a[2].shape[0] // DENSE_SPEEDUP
+
+
+def _gram_row_mixed_work(a):    # (A, sp_start, sp_len, pidx, pval, k, a, nb, out)
+    return _cuts_work(a[2], a[5], a[6].shape[0])
+
+
+def _combine_mixed_work(a):     # (A, sp_start, sp_len, pidx, pval, alpha, k, w_b, w_c, w_d, nb)
+    return _cuts_work(a[2], a[6], a[7].shape[0], a[5]) + 2 * a[7].shape[0]
+
+
+def _combine_cuts_work(a):      # (A, alpha, k, w_b, w_c, w_d, nb)
+    return _active(a[1], a[2]) * a[3].shape[0] // DENSE_SPEEDUP + 2 * a[3].shape[0]
+
+
+def _combine_rows_work(a):      # (G, U, alpha, k, g_b, ...): two n-rows an active cut
+    return 2 * _active(a[2], a[3]) * a[4].shape[0] // DENSE_SPEEDUP + 3 * a[4].shape[0]
+
+
 # Gathers and scatters through stored indices (a[pidx[t]]) index with
 # unsigned integers, as solvers/_common.py's row kernels do: numba then
 # drops its negative-index wraparound test. The same sums in the same
@@ -291,7 +321,7 @@ def rows_dot_kernel(M, k, v, nb, out):
     return out
 
 
-rows_dot = by_blocks(rows_dot_kernel, 3, lambda a: a[1] * a[2].shape[0] // DENSE_SPEEDUP)
+rows_dot = by_blocks(rows_dot_kernel, 3, _rows_dot_work)
 
 
 def gram_row(A, k, slot, a, nb, out):
@@ -356,7 +386,7 @@ def gram_row_mixed_kernel(A, sp_start, sp_len, pidx, pval, k, a, nb, out):
     return out
 
 
-gram_row_mixed = by_blocks(gram_row_mixed_kernel, 7, lambda a: _cuts_work(a[2], a[5], a[6].shape[0]))
+gram_row_mixed = by_blocks(gram_row_mixed_kernel, 7, _gram_row_mixed_work)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -423,8 +453,7 @@ def combine_mixed_kernel(A, sp_start, sp_len, pidx, pval, alpha, k, w_b, w_c, w_
     return _column_sums(part)
 
 
-combine_mixed = by_blocks(combine_mixed_kernel, 10,
-                          lambda a: _cuts_work(a[2], a[6], a[7].shape[0], a[5]) + 2 * a[7].shape[0])
+combine_mixed = by_blocks(combine_mixed_kernel, 10, _combine_mixed_work)
 
 
 @njit(cache=True, nogil=True)
@@ -483,8 +512,7 @@ def combine_cuts_kernel(A, alpha, k, w_b, w_c, w_d, nb):
     return _column_sums(part)
 
 
-combine_cuts = by_blocks(combine_cuts_kernel, 6, lambda a: (int(np.count_nonzero(a[1][:a[2]] > 0.0)) // DENSE_SPEEDUP + 2)
-                        * a[3].shape[0])
+combine_cuts = by_blocks(combine_cuts_kernel, 6, _combine_cuts_work)
 
 
 # ---------------------------------------------------------------------------
@@ -536,8 +564,7 @@ def combine_rows_kernel(G, U, alpha, k, g_b, out_b, out0, s0, n00, g_d, out_d, n
     return scc, sdd, sbd
 
 
-combine_rows = by_blocks(combine_rows_kernel, 11, lambda a: (int(np.count_nonzero(a[2][:a[3]] > 0.0)) // 2 + 3)
-                        * a[4].shape[0])
+combine_rows = by_blocks(combine_rows_kernel, 11, _combine_rows_work)
 
 
 @njit(cache=True, nogil=True, parallel=PRANGE)
