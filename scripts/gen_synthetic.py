@@ -306,6 +306,8 @@ def write_sparse_rows(path, M, labels):
     ``%d`` when the labels are integers, else ``%.16g``; values ``%.16g``;
     an empty row is ``label `` and a newline), without needing scikit-learn."""
     M = M.tocsr()
+    if not M.has_sorted_indices:            # (scikit-learn writes each row's indices ascending)
+        M = M.sorted_indices()
     label_pattern = "%d" if np.asarray(labels).dtype.kind in "iu" else "%.16g"
     with open(path, "w") as f:
         for i in range(M.shape[0]):

@@ -2,6 +2,7 @@
 import sys
 
 import numpy as np
+import pytest
 import scipy.sparse
 from conftest import ROOT
 
@@ -86,3 +87,31 @@ def test_web_rows_have_w8as_shape():
     assert 0.025 < np.mean(y > 0) < 0.035
     X2, y2 = G.web_rows(5000, seed=4)
     assert np.array_equal(X, X2) and np.array_equal(y, y2)
+
+
+def test_write_sparse_rows_writes_libsvm_text(tmp_path):
+    """Hand-written expectation: 1-based indices ascending (an unsorted row
+    too), %d labels for integers and %.16g otherwise, an empty row as the
+    label and a space."""
+    G = _gen_synthetic()
+    M = scipy.sparse.csr_matrix((np.array([1.5, 2.0, 1e-7, 3.25]), np.array([1, 0, 0, 2]), np.array([0, 2, 2, 4])),
+                      shape=(3, 3))
+    assert not M.has_sorted_indices
+    G.write_sparse_rows(tmp_path / "i", M, np.array([1, -1, 2]))
+    assert (tmp_path / "i").read_text() == "1 1:2 2:1.5\n-1 \n2 1:1e-07 3:3.25\n"
+    G.write_sparse_rows(tmp_path / "f", M, np.array([0.5, -1.0, 2.0]))
+    assert (tmp_path / "f").read_text() == "0.5 1:2 2:1.5\n-1 \n2 1:1e-07 3:3.25\n"
+
+
+def test_write_sparse_rows_is_scikit_learns_writer(tmp_path):
+    """The bytes of scikit-learn's dump_svmlight_file on the bag of words
+    (counts, and tf-idf rows whose indices are not sorted), integer and
+    float labels."""
+    datasets = pytest.importorskip("sklearn.datasets")
+    G = _gen_synthetic()
+    for tfidf in (False, True):
+        M, topic = G.bag_of_words(rows=600, tfidf=tfidf)
+        for labels in (np.where(topic < 10, 1, -1), topic * 0.5):
+            G.write_sparse_rows(tmp_path / "ours", M, labels)
+            datasets.dump_svmlight_file(M, labels, str(tmp_path / "theirs"), zero_based=False)
+            assert (tmp_path / "ours").read_bytes() == (tmp_path / "theirs").read_bytes()

@@ -30,6 +30,16 @@ from conftest import ROOT, bundled
 from reference import reset_c_rand
 
 
+@pytest.fixture(autouse=True)
+def _parallel_kernels_on_small_arrays(monkeypatch):
+    """This file's kernel tests call the kernels with nb > 1 on small arrays,
+    which by_blocks would hand to the serial twins (PARALLEL_MIN_PASS): keep
+    them on the parallel kernels, as they were written for (the serial
+    twins' numbers are held to the parallel ones in test_small_kernels)."""
+    from svmtrain._numba import options as opts
+    monkeypatch.setattr(opts, "PARALLEL_MIN_PASS", 0)
+
+
 # ---------------------------------------------------------------------------
 # data
 # ---------------------------------------------------------------------------
@@ -372,6 +382,18 @@ def test_scatter_cut(small, wide, nb, B, shape):
     out = prev_cut.copy()
     K.scatter_cut(X.indptr, X.indices, X.values, B, y, cw, viol, prev, True, nb, buf, out)
     np.testing.assert_allclose(out, full, rtol=1e-12, atol=1e-12)
+    # the serial twin on the same nb blocks (one pass where the kernel splits
+    # the features, buffers where it splits the rows): the same bits, few
+    # rows and many
+    for share in (0.01, 0.5):
+        flags = (rng.random(len(y)) < share).astype(np.int8)
+        for delta in (False, True):
+            par, ser = init.copy(), init.copy()
+            K.scatter_cut.parallel(X.indptr, X.indices, X.values, B, y, cw, flags, prev, delta, nb,
+                                   np.empty((nb, d + 1)), par)
+            K.scatter_cut.serial(X.indptr, X.indices, X.values, B, y, cw, flags, prev, delta, nb,
+                                 np.empty((nb, d + 1)), ser)
+            np.testing.assert_array_equal(par, ser)
 
 
 @pytest.mark.parametrize("nb", [1, 4])

@@ -27,6 +27,14 @@ from test_crammer_singer import libsvm_text, multiclass_data
 LIBLINEAR = shutil.which("liblinear-train")
 
 
+@pytest.fixture(autouse=True)
+def _parallel_kernels_on_small_arrays(monkeypatch):
+    """Kernel tests here call the kernels with nb > 1 on small arrays: keep
+    them on the parallel kernels (see by_blocks and PARALLEL_MIN_PASS)."""
+    from svmtrain._numba import options as opts
+    monkeypatch.setattr(opts, "PARALLEL_MIN_PASS", 0)
+
+
 # ---------------------------------------------------------------------------
 # NumPy twins
 # ---------------------------------------------------------------------------

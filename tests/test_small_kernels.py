@@ -348,7 +348,8 @@ def test_by_blocks_runs_the_serial_twin_below_its_work_threshold(monkeypatch):
 def _text_like(rows, features, seed, classes=2):
     """Rows of power-law word counts (the shape of issue 33's text), labels
     from a sparse linear rule with noise (``classes`` of them: -1/+1, or
-    1..classes by quantiles of the rule's score): a Chunk."""
+    1..classes by quantiles of the rule's score; classes=0: the score plus 7
+    as a regression target): a Chunk."""
     import scipy.sparse as sp
     from svmtrain.data.arrays import as_chunk
     rng = np.random.default_rng(seed)
@@ -359,27 +360,32 @@ def _text_like(rows, features, seed, classes=2):
     M.sum_duplicates()
     w = rng.standard_normal(features) * (rng.random(features) < 0.2)
     score = M @ w + 0.3 * rng.standard_normal(rows)
+    if classes == 0:                    # regression: targets far from 0, as real ones often are
+        return as_chunk(M, 7.0 + score)
     if classes == 2:
         return as_chunk(M, np.where(score > 0, 1.0, -1.0))
     return as_chunk(M, 1.0 + np.searchsorted(np.quantile(score, np.arange(1, classes) / classes), score))
 
 
-@pytest.mark.parametrize("shape,classes", [((3000, 400), 2), ((1500, 8000), 2), ((3000, 400), 4)])
+@pytest.mark.skipif(__import__("numba").config.NUMBA_NUM_THREADS < 2, reason="one thread: one block")
+@pytest.mark.parametrize("shape,classes", [((3000, 400), 2), ((1500, 8000), 2), ((3000, 400), 4),
+                                           ((3000, 400), 0)])
 def test_ocas_on_two_blocks_is_the_same_below_and_above_the_work_threshold(shape, classes, monkeypatch):
     """An OCAS run on two blocks whose small passes take the serial twins
     (PARALLEL_MIN_PASS) trains the model every pass in parallel trains,
     number for number: sparse and dense cuts (3,000 x 400), the rows form
-    turning dense (1,500 x 8,000), the line search, Crammer-Singer (4 classes)."""
+    turning dense (1,500 x 8,000), the line search, Crammer-Singer (4
+    classes), regression (its two breakpoints a row)."""
     from svmtrain._numba import options as opts
     from svmtrain.params import TrainParams
     from svmtrain.solvers.ocas import ocas
     from svmtrain.training.train import train
     X = _text_like(*shape, seed=3, classes=classes)
     monkeypatch.setattr(ocas, "MIN_NNZ_PER_THREAD", 1)
-    multiclass = "cs" if classes > 2 else "ovr"
+    kw = {"multiclass": "cs"} if classes > 2 else {"task": "r"} if classes == 0 else {}
 
     def model_numbers():
-        m = train(X, TrainParams(solver="ocas", threads=2, C=1.0, multiclass=multiclass))
+        m = train(X, TrainParams(solver="ocas", threads=2, C=1.0, **kw))
         return m.fit_results[0].n_iter, [np.asarray(s, np.float64) for _, s in m.file_sections()
                                          if isinstance(s, np.ndarray)]
 

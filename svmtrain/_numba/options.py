@@ -29,11 +29,13 @@ PARALLEL_MIN_WORK = 1 << 21     # multiply-adds (or output entries) of a dense p
 # Block kernels (:func:`by_blocks`) given a ``work`` estimate run their serial
 # twin over the same blocks below this much work: a pass over an n- or
 # d-vector of the OCAS loop counts its length times the pass's cost in units
-# of the cheapest pass (about 1.5 ns an element here). Below it the wake-up of
-# a sleeping thread (OMP_WAIT_POLICY=PASSIVE; 50-150 us a parallel region on
-# this project's VM) costs more than half the pass; measured crossovers: the
-# breakpoint pass (cost 3) 16-32k rows, the outputs' update (cost 2) 32k,
-# a histogram or w_b's update (cost 1) 65-130k.
+# of the cheapest pass (about 1.5 ns an element here), so the threshold is
+# about 0.2 ms of work on one thread. Called back to back, two threads already
+# won from 75-120 us (the breakpoint pass, cost 3, from 16-32k rows; the
+# outputs' update, cost 2, from 32k; a histogram or w_b's update, cost 1, from
+# 65-130k); inside a run, where the other thread has slept longer, its
+# wake-up (OMP_WAIT_POLICY=PASSIVE) cost 50-150 us a region on this
+# project's VM, hence the higher bar.
 PARALLEL_MIN_PASS = 1 << 17
 
 # A few passes made once or twice a run (the objective's losses, take_rows'
@@ -86,7 +88,7 @@ def serial_twin(kernel, replace=None):
     return twin(kernel, "_serial", replace, parallel=False)
 
 
-def by_blocks(kernel, nb_arg, work=None):
+def by_blocks(kernel, nb_arg, work=None, replace=None):
     """A Python function calling ``kernel`` (a parallel numba kernel over
     ``nb`` blocks, ``nb`` its positional argument number ``nb_arg``) when
     ``nb > 1`` and its :func:`serial_twin` when ``nb == 1``: the same
@@ -94,8 +96,9 @@ def by_blocks(kernel, nb_arg, work=None):
     parallel code. With ``work`` (the call's arguments -> its work, see
     PARALLEL_MIN_PASS) a call of less work than PARALLEL_MIN_PASS runs the
     serial twin over the same ``nb`` blocks: the same numbers as the parallel
-    kernel, no thread woken. ``.parallel`` and ``.serial`` are the two kernels."""
-    serial = serial_twin(kernel)
+    kernel, no thread woken. ``replace``: the twin's rebound globals (see
+    :func:`serial_twin`). ``.parallel`` and ``.serial`` are the two kernels."""
+    serial = serial_twin(kernel, replace)
 
     if work is None:
         def run(*args):
@@ -108,7 +111,8 @@ def by_blocks(kernel, nb_arg, work=None):
     run.__name__ = f.__name__
     run.__qualname__ = f.__qualname__
     run.__module__ = f.__module__
-    run.__doc__ = (f.__doc__ or "") + "\n\n    (Runs serially when nb == 1: see _numba_options.by_blocks.)"
+    run.__doc__ = (f.__doc__ or "") + ("\n\n    (Runs serially when nb == 1, or when the call's work is small:"
+                                       " see _numba.options.by_blocks.)")
     run.parallel = kernel
     run.serial = serial
     return run

@@ -246,6 +246,9 @@ def _scatter_range(indptr, indices, values, B, y, cw, viol, prev, delta, lo, hi,
                         out[_U(j)] += a * values[p]
 
 
+SPLIT_FEATURES = True   # scatter_cut_kernel's feature ranges; False in its serial twin (one pass, the same sums)
+
+
 @njit(cache=True, nogil=True, parallel=PRANGE)
 def scatter_cut_kernel(indptr, indices, values, B, y, cw, viol, prev, delta, nb, buf, out):
     """out += sum_i coef_i x_i (the constant feature B included), where
@@ -271,9 +274,12 @@ def scatter_cut_kernel(indptr, indices, values, B, y, cw, viol, prev, delta, nb,
         if c != 0:
             nnz_sel += indptr[i + 1] - indptr[i]
     if (nb - 1) * nnz_sel < 3 * nb * dd:
-        for fb in prange(nb):
-            lo, hi = _block(fb, nb, dd)
-            _scatter_range(indptr, indices, values, B, y, cw, viol, prev, delta, lo, hi, out)
+        if SPLIT_FEATURES:
+            for fb in prange(nb):
+                lo, hi = _block(fb, nb, dd)
+                _scatter_range(indptr, indices, values, B, y, cw, viol, prev, delta, lo, hi, out)
+        else:   # (every feature's sum in the same row order as the ranges give, in one pass over the rows)
+            _scatter_range(indptr, indices, values, B, y, cw, viol, prev, delta, 0, dd, out)
         return out
     last = dd - 1
     for blk in prange(nb):
@@ -296,7 +302,7 @@ def scatter_cut_kernel(indptr, indices, values, B, y, cw, viol, prev, delta, nb,
     return out
 
 
-scatter_cut = by_blocks(scatter_cut_kernel, 9)
+scatter_cut = by_blocks(scatter_cut_kernel, 9, replace={"SPLIT_FEATURES": False})
 
 
 # ---------------------------------------------------------------------------
