@@ -262,6 +262,8 @@ def scatter_cut_kernel(indptr, indices, values, B, y, cw, viol, prev, delta, nb,
     otherwise row blocks are scattered into the rows of ``buf`` (nb, d+1),
     one per block, then summed into ``out`` in block order, in parallel
     over feature ranges. ``buf`` is scratch; with nb == 1 it is not touched.
+    The serial twin (``scatter_cut.serial``) gives the same numbers for the
+    same nb: where this kernel splits the features it makes one pass.
     """
     n = y.shape[0]
     dd = out.shape[0]

@@ -52,7 +52,9 @@ violators, the cut); the Dask engine (``svmtrain.distributed.ocas``)
 implements them over partitions held by workers.
 ``params.threads`` sets numba's thread count for the call (restored after);
 the kernels split their ranges into one block per thread and sum partial
-results in block order, so a run is reproducible for a given thread count.
+results in block order, so a run is reproducible for a given thread count;
+a pass of little work (``_numba.options.PARALLEL_MIN_PASS``) runs the
+kernel's serial twin on the same blocks, with the same numbers.
 
 Stopping (as svmocas): Q_P - Q_D <= eps |Q_P| (``params.eps``, default
 0.01), Q_P - Q_D <= TolAbs (``params.tol_abs`` if the field exists,
