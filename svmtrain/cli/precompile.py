@@ -115,10 +115,11 @@ def _train_and_score(chunk, tmp, **kw):
 
 # ------------------------------------------------------------------ groups
 def _reader(tmp):
+    from ..data._dataset_kernels import gather_rows
     from ..data.dataset import take_rows
     from ..io.reader import iter_chunks, parse_bytes, read_libsvm
     from ..models.linear import LinearModel
-    from ..solvers._common import margins
+    from ..solvers._common import margins, score_loss_sum
     chunk = _chunk()
     text = _text(chunk)
     # an unsorted row and a number that needs the exact conversion
@@ -131,9 +132,13 @@ def _reader(tmp):
         for _ in iter_chunks(path, chunk_rows=7, threads=threads):
             pass
     parse_bytes(text.encode())
-    take_rows(data, np.arange(0, data.n_rows, 2))
+    rows = np.arange(0, data.n_rows, 2)
+    taken = take_rows(data, rows)       # and its kernel, which takes NUMPY_MAX_NNZ values or more (-v on such data)
+    gather_rows(data.indptr, data.indices, data.values, rows, taken.indptr, np.empty_like(taken.indices),
+                np.empty_like(taken.values))
     w = np.zeros(data.n_features + 1)
-    margins(data.indptr, data.indices, data.values, w, 1.0, 0.0, np.empty(data.n_rows))
+    scores = margins(data.indptr, data.indices, data.values, w, 1.0, 0.0, np.empty(data.n_rows))
+    score_loss_sum(data.labels, scores, "hinge")    # the objective's kernel from NUMPY_MAX_NNZ values (-v's folds)
     d = data.n_features
     for bias in (-1.0, 1.0):
         for k in (1, 3):
@@ -157,11 +162,21 @@ def _path_kernels(data):
         libsvm_splits(data.labels, 3, stratified)
 
 
-def _warm_up_data(classes=2, rows=48, features=7, ranking=False, precomputed=False):
+def _warm_up_data(classes=2, rows=48, features=7, ranking=False, precomputed=False, counts=False):
     """The tiny problem of a warm-up run (see Declaration.warm_up);
     ``precomputed``: its linear kernel matrix in LIBSVM's -t 4 rows, as the
-    reader gives them with index base 0 (0:ID, then K against every row)."""
+    reader gives them with index base 0 (0:ID, then K against every row);
+    ``counts``: rows of three words, counted 1 to 4 (values that are float32
+    exactly, which OCAS copies as float32 once the size thresholds are 0,
+    and cuts that touch few of the features, kept sparse in float32)."""
     chunk = _chunk(n=rows, d=features, n_classes=4 if ranking else classes)
+    if counts:
+        rng = np.random.RandomState(1)
+        p = 1.0 / np.arange(1, features + 1)            # word frequencies: a power law
+        chunk.indices = np.concatenate([np.sort(rng.choice(features, 3, replace=False, p=p / p.sum()))
+                                        for _ in range(rows)]).astype(np.int32)
+        chunk.indptr = np.arange(0, 3 * rows + 1, 3, dtype=np.int64)
+        chunk.values = rng.randint(1, 5, 3 * rows).astype(np.float64)
     if ranking:             # six queries of eight rows, relevance 0-3
         chunk.qid = np.repeat(np.arange(1, 7), 8).astype(np.int64)
         chunk.labels = np.abs(chunk.labels) - 1.0
@@ -175,7 +190,7 @@ def _warm_up_data(classes=2, rows=48, features=7, ranking=False, precomputed=Fal
     return chunk
 
 
-DATA_KEYS = ("classes", "rows", "features", "ranking", "precomputed")
+DATA_KEYS = ("classes", "rows", "features", "ranking", "precomputed", "counts")
 
 
 def _solver_group(name):

@@ -1,4 +1,5 @@
 """numba kernels over the Chunk CSR contract."""
+import numpy as np
 from numba import njit
 
 
@@ -21,6 +22,20 @@ def first_above(values, limit):
         if abs(values[p]) > limit:
             return p
     return -1
+
+
+@njit(cache=True, nogil=True)
+def narrow_exact(values, out):
+    """out[p] = values[p] as float32 for p in order while that is exact (the
+    float32 converts back to the same float64); returns how many were
+    copied: len(values) when every value is a float32 (no NaN)."""
+    for p in range(values.shape[0]):
+        v = values[p]
+        f = np.float32(v)
+        if np.float64(f) != v:
+            return p
+        out[p] = f
+    return values.shape[0]
 
 
 MAX_MAGNITUDE = 1e150   # a larger feature value overflows squared norms: no solver trains on it

@@ -24,9 +24,11 @@ same solver code runs in memory and streamed;
 :class:`svmtrain.io.block_reader.FileBlockSource` reads blocks from the
 binary cache (or the spool of a ``--stream`` run) with bounded memory.
 """
+import dataclasses
+
 import numpy as np
 
-from .dataset import Chunk
+from .dataset import Chunk, float32_copy
 
 
 class InMemorySource:
@@ -51,6 +53,21 @@ def as_source(data):
     if isinstance(data, Chunk):
         return InMemorySource(data)
     return data
+
+
+def with_float32_values(source, min_nnz):
+    """``source`` itself, or, when it is one in-memory Chunk of at least
+    ``min_nnz`` stored values that are all float32 exactly, an
+    InMemorySource over a copy holding them as float32
+    (:func:`svmtrain.data.dataset.float32_copy`): a kernel that computes in
+    float64 gets the same numbers from it and reads a third fewer bytes a
+    pass. The copy costs 4 bytes a stored value for as long as it is held."""
+    if not isinstance(source, InMemorySource) or source.nnz < min_nnz:
+        return source
+    values = float32_copy(source.chunk.values)
+    if values is None:
+        return source
+    return InMemorySource(dataclasses.replace(source.chunk, values=values))
 
 
 def take_source_rows(data, rows):

@@ -92,7 +92,8 @@ class Declaration:
     * ``warm_up``: the runs that compile its kernels (``svm-train --precompile``):
       each a dict of TrainParams keywords, plus the tiny data's shape where it
       is not two classes of 48 rows and 7 features (``classes``, ``rows``,
-      ``features``; ``ranking``: relevance labels in qid groups).
+      ``features``; ``ranking``: relevance labels in qid groups; ``counts``:
+      small whole-number values, as word counts).
     * ``streamed``: a :class:`Streamed`, or None (in memory only).
     * ``dask``: task -> loss -> the module that trains it on a cluster
       (``--engine dask``); ``dask_cs``: its Crammer-Singer module there.

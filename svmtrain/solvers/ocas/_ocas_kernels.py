@@ -467,13 +467,18 @@ combine_mixed = by_blocks(combine_mixed_kernel, 10, _combine_mixed_work)
 @njit(cache=True, nogil=True)
 def sparsify(a, pidx, pval, start):
     """Append the nonzeros of ``a`` (indices ascending) to pidx/pval from
-    ``start`` (room for all of them); returns their count."""
+    ``start`` (room for all of them); returns their count, or -1 when
+    ``pval`` is float32 and one of them is not a float32 exactly (what was
+    written is then of no use)."""
     t = start
     for q in range(a.shape[0]):
         v = a[q]
         if v != 0.0:
             pidx[t] = q
             pval[t] = v
+            kept = pval[t]
+            if kept != v and kept == kept:      # (NaN stays NaN)
+                return -1
             t += 1
     return t - start
 

@@ -24,7 +24,8 @@ import time
 import numba
 import numpy as np
 
-from ...data.chunk_source import as_source
+from ..._numba import options as _opts
+from ...data.chunk_source import as_source, with_float32_values
 from . import _ocas_kernels as K
 from .._common import margins
 from ..base import FitResult, finish_w, kernel_bias
@@ -49,7 +50,7 @@ class ScoreData:
     """
 
     def __init__(self, X, loss_pass, cost, B, dim, nb, exact_search=None):
-        X = as_source(X)
+        X = with_float32_values(as_source(X), _opts.PARALLEL_MIN_NNZ)     # (as ocas.LocalData)
         n = X.n_rows
         self.X, self.loss_pass, self.cost, self.B, self.nb = X, loss_pass, cost, B, nb
         self.cut_bias = B
