@@ -66,6 +66,8 @@ def test_with_float32_values_copies_exact_chunks_of_enough_values():
     assert narrowed.chunk.indptr is counts.chunk.indptr and narrowed.n_rows == 4 and narrowed.nnz == 4
     assert counts.chunk.values.dtype == np.float64          # the caller's chunk is left as it was
     assert with_float32_values(counts, 5) is counts          # too few values to pay
+    assert with_float32_values(counts, 4, max_bytes=15) is counts      # a copy of 16 bytes would not fit
+    assert with_float32_values(counts, 4, max_bytes=16) is not counts
     tfidf = InMemorySource(_chunk([0.1, 0.2, 0.3, 0.4]))
     assert with_float32_values(tfidf, 0) is tfidf
 
@@ -224,3 +226,11 @@ def test_ocas_float32_cut_pool_gives_the_same_model(counts, monkeypatch, kw):
     monkeypatch.setattr(ocas._Cuts, "__init__", spy)
     ocas.fit(chunk, y, d, TrainParams(solver="ocas", C=0.3, **kw), cut_form="dense")
     assert pools[-1].pval.dtype == np.float64 and pools[-1].has_sparse()
+
+
+def test_available_bytes_reads_the_kernels_estimate(monkeypatch):
+    from svmtrain.data import memory
+    got = memory.available_bytes()
+    assert 1 << 20 < got < 1 << 50
+    monkeypatch.setattr("builtins.open", lambda *a, **k: (_ for _ in ()).throw(OSError("no /proc")))
+    assert memory.available_bytes() > 0                     # the free pages, or 1 GiB

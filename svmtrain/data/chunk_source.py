@@ -29,6 +29,7 @@ import dataclasses
 import numpy as np
 
 from .dataset import Chunk, float32_copy
+from .memory import available_bytes
 
 
 class InMemorySource:
@@ -55,14 +56,18 @@ def as_source(data):
     return data
 
 
-def with_float32_values(source, min_nnz):
+def with_float32_values(source, min_nnz, max_bytes=None):
     """``source`` itself, or, when it is one in-memory Chunk of at least
     ``min_nnz`` stored values that are all float32 exactly, an
     InMemorySource over a copy holding them as float32
     (:func:`svmtrain.data.dataset.float32_copy`): a kernel that computes in
     float64 gets the same numbers from it and reads a third fewer bytes a
-    pass. The copy costs 4 bytes a stored value for as long as it is held."""
+    pass. The copy costs 4 bytes a stored value for as long as it is held:
+    none is made above ``max_bytes`` (default a quarter of the memory
+    available, :func:`svmtrain.data.memory.available_bytes`)."""
     if not isinstance(source, InMemorySource) or source.nnz < min_nnz:
+        return source
+    if 4 * source.nnz > (available_bytes() // 4 if max_bytes is None else max_bytes):
         return source
     values = float32_copy(source.chunk.values)
     if values is None:

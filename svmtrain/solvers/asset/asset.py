@@ -32,11 +32,11 @@ D_G samples: with both classes present an optimal |b| never exceeds
 1 + max_i |V_i.gamma| <= 1 + R |gamma|.
 """
 import math
-import os
 
 import numpy as np
 
 from ...data.dataset import Chunk
+from ...data.memory import available_bytes
 from ...errors import ParameterError
 from ...mercer.feature_maps import FourierMap, NystromMap, build_map
 from ...models.fourier import FourierModel
@@ -60,21 +60,7 @@ STREAM_STEPS = 8192     # steps per block of freshly mapped rows when not cached
 
 def cache_budget():
     """Bytes the feature cache may take: half the available memory, at most CACHE_MAX_BYTES."""
-    avail = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    if avail is None:
-        try:
-            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            avail = 1 << 30
-    return min(CACHE_MAX_BYTES, avail // 2)
+    return min(CACHE_MAX_BYTES, available_bytes() // 2)
 
 
 class Features:
