@@ -3,6 +3,7 @@ float32_copy, chunk_source.with_float32_values) and OCAS's use of them:
 the same models, bit for bit, from fewer bytes read."""
 import sys
 
+import numba
 import numpy as np
 import pytest
 
@@ -78,6 +79,18 @@ def test_with_float32_values_copies_exact_chunks_of_enough_values():
     assert with_float32_values(s, 0) is s
 
 
+def _parallel_kernels(monkeypatch, kw):
+    """With ``threads`` above 1, the kernels real runs take on large data:
+    the parallel twins, on more than one block (as svm-train --precompile's
+    second pass; the fixture's 27,000 values would take one block and the
+    serial twins)."""
+    if kw.get("threads", 1) > 1:
+        from svmtrain._numba import options
+        for name in ("PARALLEL_MIN_NNZ", "PARALLEL_MIN_PASS", "PARALLEL_MIN_WORK"):
+            monkeypatch.setattr(options, name, 0)
+        monkeypatch.setattr(ocas, "MIN_NNZ_PER_THREAD", 1)
+
+
 @pytest.fixture(scope="module")
 def counts():
     """Word counts (gen_synthetic.bag_of_words): 2,000 rows, 6 topics, wider than twice the rows."""
@@ -99,6 +112,7 @@ def test_ocas_on_float32_counts_gives_the_same_model(counts, monkeypatch, kw, fo
     """The run on float32 copies (at any size here) against the run on the
     float64 values: the same iterations, bounds and weights, bit for bit."""
     chunk, y, d = counts
+    _parallel_kernels(monkeypatch, kw)
     params = TrainParams(solver="ocas", C=1.0, **kw)
     real = ocas.with_float32_values
     seen = []
@@ -112,6 +126,7 @@ def test_ocas_on_float32_counts_gives_the_same_model(counts, monkeypatch, kw, fo
     monkeypatch.setattr(ocas, "with_float32_values", lambda source, min_nnz: source)
     wide = ocas.fit(chunk, y, d, params, cut_form=form)
     assert seen == [np.float32]
+    assert narrow.info["threads"] == min(kw["threads"], numba.config.NUMBA_NUM_THREADS)
     assert narrow.n_iter == wide.n_iter > 5
     assert [h[2:] for h in narrow.info["history"]] == [h[2:] for h in wide.info["history"]]
     assert np.array_equal(narrow.w, wide.w)
@@ -119,15 +134,14 @@ def test_ocas_on_float32_counts_gives_the_same_model(counts, monkeypatch, kw, fo
 
 
 def test_ocas_local_data_narrows_counts_only(monkeypatch):
-    from svmtrain._numba import options
-    monkeypatch.setattr(options, "PARALLEL_MIN_NNZ", 0)
+    monkeypatch.setattr(ocas, "FLOAT32_MIN_NNZ", 0)
     rng = np.random.default_rng(1)
     for values, narrowed in ((rng.random(100) + 0.05, False), (rng.integers(1, 9, 100).astype(np.float64), True)):
         chunk = _chunk(values)
         data = ocas.LocalData(chunk, chunk.labels, np.ones(100), 1.0, 2, 1)
         assert (data.X.chunk is not chunk) == narrowed
         assert data.X.chunk.values.dtype == (np.float32 if narrowed else np.float64)
-    monkeypatch.setattr(options, "PARALLEL_MIN_NNZ", 101)       # fewer values than that: no copy
+    monkeypatch.setattr(ocas, "FLOAT32_MIN_NNZ", 101)           # fewer values than that: no copy
     data = ocas.LocalData(chunk, chunk.labels, np.ones(100), 1.0, 2, 1)
     assert data.X.chunk is chunk
 
@@ -141,6 +155,7 @@ def test_ocas_score_losses_on_float32_counts_give_the_same_model(counts, monkeyp
     module = importlib.import_module(f"svmtrain.solvers.ocas.{variant}")
     chunk, y, d = counts
     targets = y * 3.0 + 10.0 if kw.get("task") == "r" else y       # regression: targets far from 0
+    _parallel_kernels(monkeypatch, {"threads": 2})
     params = TrainParams(solver="ocas", C=1.0, threads=2, **kw)
     real = ocas_scores.with_float32_values
     seen = []
@@ -199,6 +214,7 @@ def test_ocas_float32_cut_pool_gives_the_same_model(counts, monkeypatch, kw):
     the same run with a float64 pool: bit for bit; at C = 0.3 the cuts are
     no float32 and the pool widens."""
     chunk, y, d = counts
+    _parallel_kernels(monkeypatch, kw)
     params = TrainParams(solver="ocas", C=1.0, **kw)
     real = ocas._Cuts.__init__
     pools = []
@@ -218,6 +234,7 @@ def test_ocas_float32_cut_pool_gives_the_same_model(counts, monkeypatch, kw):
     monkeypatch.setattr(ocas._Cuts, "__init__", wide_pool)
     wide = ocas.fit(chunk, y, d, params, cut_form="dense")
     assert pools[-1].pval.dtype == np.float64 and pools[-1].has_sparse()
+    assert narrow.info["threads"] == min(kw["threads"], numba.config.NUMBA_NUM_THREADS)
     assert narrow.n_iter == wide.n_iter > 5
     assert [h[2:] for h in narrow.info["history"]] == [h[2:] for h in wide.info["history"]]
     assert np.array_equal(narrow.w, wide.w)

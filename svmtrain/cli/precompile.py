@@ -167,8 +167,8 @@ def _warm_up_data(classes=2, rows=48, features=7, ranking=False, precomputed=Fal
     ``precomputed``: its linear kernel matrix in LIBSVM's -t 4 rows, as the
     reader gives them with index base 0 (0:ID, then K against every row);
     ``counts``: rows of three words, counted 1 to 4 (values that are float32
-    exactly, which OCAS copies as float32 once the size thresholds are 0,
-    and cuts that touch few of the features, kept sparse in float32)."""
+    exactly, which OCAS copies as float32 in :func:`run_group`, and cuts
+    that touch few of the features, kept sparse in float32)."""
     chunk = _chunk(n=rows, d=features, n_classes=4 if ranking else classes)
     if counts:
         rng = np.random.RandomState(1)
@@ -285,19 +285,24 @@ def run_group(name):
     The group's workload runs twice: as is (the tiny problems take the
     serial twins of the kernels that have one) and with the size thresholds
     of :mod:`svmtrain._numba.options` at 0 and ocas given more than one
-    block (the parallel twins, which real runs on larger data take)."""
+    block (the parallel twins, which real runs on larger data take). Both
+    times ocas copies float32 values at any size (``FLOAT32_MIN_NNZ``), so
+    that both twins are compiled for them."""
     from .._numba import options as opts
     from ..solvers.ocas import ocas
     t0 = time.perf_counter()
     saved = opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, opts.PARALLEL_MIN_PASS, ocas.MIN_NNZ_PER_THREAD
+    saved_float32 = ocas.FLOAT32_MIN_NNZ
     with tempfile.TemporaryDirectory(prefix="svmtrain-precompile-") as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
+            ocas.FLOAT32_MIN_NNZ = 0
             for setting in (saved, (0, 0, 0, 1)):
                 opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, opts.PARALLEL_MIN_PASS, ocas.MIN_NNZ_PER_THREAD = setting
                 _groups()[name](tmp)
         finally:
             opts.PARALLEL_MIN_NNZ, opts.PARALLEL_MIN_WORK, opts.PARALLEL_MIN_PASS, ocas.MIN_NNZ_PER_THREAD = saved
+            ocas.FLOAT32_MIN_NNZ = saved_float32
     return time.perf_counter() - t0
 
 

@@ -122,7 +122,6 @@ def take_rows(chunk, rows):
                  weights=None if chunk.weights is None else chunk.weights[rows])
 
 
-
 def float32_copy(values):
     """``values`` (float64) as a new float32 array when every value is a
     float32 exactly (word counts, 0/1 features, halves...), else None. A

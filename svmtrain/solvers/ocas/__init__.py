@@ -19,9 +19,8 @@ DECLARATIONS = (
                  {"task": "r", "loss": "squared-epsilon-insensitive", "bias": 1.0}, {"loss": "log"},
                  {"ranking": True, "task": "p"}, {"ranking": True, "task": "p", "ocas_method": "cp"},
                  {"loss": "roc-area"},
-                 # word counts: float32 copies of the values (in rows, dense, on one block), float32 sparse cuts
-                 {"counts": True, "rows": 12, "features": 40}, {"counts": True, "rows": 120, "features": 400},
-                 {"counts": True, "rows": 120, "features": 400, "threads": 1}),
+                 # word counts: float32 copies of the values, float32 sparse cuts (after the row form)
+                 {"counts": True, "rows": 12, "features": 40}),
         bias=True,
         streamed=Streamed(tasks={"c": ("hinge", "log"), "r": _REGRESSION}, cut_buffer=True,
                           memory=M + "stream_memory:plan_memory", multiclass_cs=M + "stream_ocas_cs",

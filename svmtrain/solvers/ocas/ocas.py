@@ -117,6 +117,12 @@ SPARSE_CUT = 2           # DenseForm stores a cut sparse when it touches at most
 # 1.8-2.5 s; a real docstring corpus (27,900 rows, 226,188 features, 23
 # iterations) stays in rows (0.84 s against 1.26 s dense).
 SWITCH_MARGIN = 1.0
+# LocalData and ScoreData copy in-memory values that are all float32 exactly
+# (counts, 0/1) as float32 from this many stored values (a pass of 65,536
+# values takes about 0.1 ms; below, the copy's pass is not won back). Not
+# PARALLEL_MIN_NNZ: serial runs (one-vs-rest classes in threads, svm-grid's
+# workers) copy too. svm-train --precompile sets it to 0.
+FLOAT32_MIN_NNZ = 1 << 16
 
 EXIT_TOLREL = "TolRel"
 EXIT_TOLABS = "TolAbs"
@@ -576,7 +582,7 @@ class LocalData:
         # a Chunk, or the blocks of a --stream run; a Chunk's values as
         # float32 when they all are (counts, 0/1): the two passes over the
         # rows an iteration read a third less, with the same numbers
-        X = with_float32_values(as_source(X), _opts.PARALLEL_MIN_NNZ)
+        X = with_float32_values(as_source(X), FLOAT32_MIN_NNZ)
         n = X.n_rows
         self.X, self.y, self.cw, self.B, self.nb = X, y, cw, B, nb
         # large arrays by np.empty + fill: numpy madvises huge pages for its own

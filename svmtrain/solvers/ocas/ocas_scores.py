@@ -24,11 +24,11 @@ import time
 import numba
 import numpy as np
 
-from ..._numba import options as _opts
 from ...data.chunk_source import as_source, with_float32_values
 from . import _ocas_kernels as K
 from .._common import margins
 from ..base import FitResult, finish_w, kernel_bias
+from . import ocas
 from .ocas import _threads_for, solve
 
 LS_EVALS = 8          # derivative evaluations (data passes) per line search, at most
@@ -50,7 +50,7 @@ class ScoreData:
     """
 
     def __init__(self, X, loss_pass, cost, B, dim, nb, exact_search=None):
-        X = with_float32_values(as_source(X), _opts.PARALLEL_MIN_NNZ)     # (as ocas.LocalData)
+        X = with_float32_values(as_source(X), ocas.FLOAT32_MIN_NNZ)       # (as ocas.LocalData)
         n = X.n_rows
         self.X, self.loss_pass, self.cost, self.B, self.nb = X, loss_pass, cost, B, nb
         self.cut_bias = B
