@@ -91,6 +91,24 @@ def _parallel_kernels(monkeypatch, kw):
         monkeypatch.setattr(ocas, "MIN_NNZ_PER_THREAD", 1)
 
 
+def _with_and_without_copies(monkeypatch, module, train):
+    """(``train()`` with ``module``'s with_float32_values copying whatever the
+    size, ``train()`` with it copying nothing); the first made one copy."""
+    real = module.with_float32_values
+    seen = []
+
+    def narrowing(source, min_nnz):
+        out = real(source, 0)
+        seen.append(out.chunk.values.dtype)
+        return out
+    monkeypatch.setattr(module, "with_float32_values", narrowing)
+    narrow = train()
+    monkeypatch.setattr(module, "with_float32_values", lambda source, min_nnz: source)
+    wide = train()
+    assert seen == [np.float32]
+    return narrow, wide
+
+
 @pytest.fixture(scope="module")
 def counts():
     """Word counts (gen_synthetic.bag_of_words): 2,000 rows, 6 topics, wider than twice the rows."""
@@ -114,18 +132,7 @@ def test_ocas_on_float32_counts_gives_the_same_model(counts, monkeypatch, kw, fo
     chunk, y, d = counts
     _parallel_kernels(monkeypatch, kw)
     params = TrainParams(solver="ocas", C=1.0, **kw)
-    real = ocas.with_float32_values
-    seen = []
-
-    def narrowing(source, min_nnz):
-        out = real(source, 0)
-        seen.append(out.chunk.values.dtype)
-        return out
-    monkeypatch.setattr(ocas, "with_float32_values", narrowing)
-    narrow = ocas.fit(chunk, y, d, params, cut_form=form)
-    monkeypatch.setattr(ocas, "with_float32_values", lambda source, min_nnz: source)
-    wide = ocas.fit(chunk, y, d, params, cut_form=form)
-    assert seen == [np.float32]
+    narrow, wide = _with_and_without_copies(monkeypatch, ocas, lambda: ocas.fit(chunk, y, d, params, cut_form=form))
     assert narrow.info["threads"] == min(kw["threads"], numba.config.NUMBA_NUM_THREADS)
     assert narrow.n_iter == wide.n_iter > 5
     assert [h[2:] for h in narrow.info["history"]] == [h[2:] for h in wide.info["history"]]
@@ -157,18 +164,7 @@ def test_ocas_score_losses_on_float32_counts_give_the_same_model(counts, monkeyp
     targets = y * 3.0 + 10.0 if kw.get("task") == "r" else y       # regression: targets far from 0
     _parallel_kernels(monkeypatch, {"threads": 2})
     params = TrainParams(solver="ocas", C=1.0, threads=2, **kw)
-    real = ocas_scores.with_float32_values
-    seen = []
-
-    def narrowing(source, min_nnz):
-        out = real(source, 0)
-        seen.append(out.chunk.values.dtype)
-        return out
-    monkeypatch.setattr(ocas_scores, "with_float32_values", narrowing)
-    narrow = module.fit(chunk, targets, d, params)
-    monkeypatch.setattr(ocas_scores, "with_float32_values", lambda source, min_nnz: source)
-    wide = module.fit(chunk, targets, d, params)
-    assert seen == [np.float32]
+    narrow, wide = _with_and_without_copies(monkeypatch, ocas_scores, lambda: module.fit(chunk, targets, d, params))
     assert narrow.n_iter == wide.n_iter > 3
     assert [h[2:] for h in narrow.info["history"]] == [h[2:] for h in wide.info["history"]]
     assert np.array_equal(narrow.w, wide.w)
