@@ -595,8 +595,7 @@ class LocalData:
         self.ls_t = np.empty(n)      # line-search scratch: breakpoints and their weights
         self.ls_w = np.empty(n)
         self.buf = np.empty((nb, dim)) if nb > 1 else np.empty((1, 1))
-        self.a_new = _zeros(dim)
-        self.a_prev = _zeros(dim)
+        self.a_cut = _zeros(dim)      # the last cut vector, the base of the next incremental one
         self.chain = 0
         self.nv = self.nch = 0
 
@@ -662,12 +661,12 @@ class LocalData:
     def cut(self):
         """The cut vector a at the last cut point (an array owned by this
         object, valid until the next call): from scratch, or as the change
-        from the previous cut when fewer rows changed than violate."""
+        from the previous cut when fewer rows changed than violate (added
+        to the previous cut's vector in place)."""
         X, b = self.X, self.X.bounds
-        a_new = self.a_new
+        a_new = self.a_cut
         delta = self.nch < self.nv and self.chain < DELTA_REFRESH
         if delta:
-            a_new[:] = self.a_prev
             self.chain += 1
         else:
             a_new[:] = 0.0
@@ -688,7 +687,6 @@ class LocalData:
             r = slice(b[j], b[j + 1])
             scatter(c.indptr, c.indices, c.values, self.B, self.y[r], self.cw[r], self.viol[r], self.prev[r], delta,
                     self.nb, self.buf, a_new)
-        self.a_prev, self.a_new = a_new, self.a_prev
         return a_new
 
 
