@@ -23,7 +23,7 @@ def _numpy_twin(values):
 
 @pytest.mark.parametrize("values, exact", [
     ([1.0, 2.0, 0.5, 3.0, 255.0, -4.0, 0.0], True),      # counts, halves, signs
-    ([2.0 ** 24, 2.0 ** -149, 2.0 ** 100], True),         # float32's last run integer, least subnormal, a power
+    ([2.0 ** 24, 2.0 ** -149, 2.0 ** 100], True),         # 2^24, float32's least subnormal, a power of 2
     ([1.0, 0.1], False),                                   # 0.1 is no float32
     ([1.0, np.nan], False),                                # NaN is never equal
     ([1e300], False),                                      # beyond float32's range

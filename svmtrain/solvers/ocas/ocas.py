@@ -184,10 +184,11 @@ class _Cuts:
         # sparse cuts (DenseForm, ``sparse=True``): slot j with sp_len[j] >= 0
         # holds its sp_len[j] indices/values from sp_start[j] in pidx/pval
         # (a pool filled from pend, compacted when full), not a dense row.
-        # The values are float32 while every one is a float32 exactly (the
-        # cuts of word counts or 0/1 features at whole or half C): the
-        # products and sums read a third less, in float64 with the same
-        # numbers; the first value that is not turns the pool float64
+        # The values are float32 while every one is a float32 exactly (cuts
+        # of word counts or 0/1 features whose sums stay float32 numbers, as
+        # at C = 1): the products and sums read a third less, in float64
+        # with the same numbers; the first value that is not turns the pool
+        # float64 for the rest of the run
         self.sp_start = np.zeros(self.cap, np.int64)
         self.sp_len = np.full(self.cap, -1, np.int64)
         self.pidx = np.empty(0, np.int32)
